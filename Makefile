@@ -1,0 +1,100 @@
+# memwatch — eBPF memory observer.
+#
+#   make            build ./memwatch (BPF object, skeleton, loader)
+#   make test       unit tests (no root) + end-to-end tests (root)
+#   make unit       unit tests only
+#   make demo       run memwatch on the bundled demo workload (root)
+#   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#
+# Every object is built with -MMD, so a change to a header (bpf/memwatch.h is
+# shared by both sides) rebuilds exactly what includes it.
+
+ARCH_UNAME := $(shell uname -m)
+ARCH := $(if $(filter x86_64,$(ARCH_UNAME)),x86,$(if $(filter aarch64,$(ARCH_UNAME)),arm64,$(ARCH_UNAME)))
+
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CC        ?= cc
+BUILD     := build
+VMLINUX_H := vmlinux/$(ARCH)/vmlinux.h
+
+CFLAGS    ?= -O2 -g
+CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP
+CPPFLAGS  += -Iuser -Ibpf -I$(BUILD) -D_GNU_SOURCE
+LDLIBS    += -lbpf -lelf -lz -ljansson
+
+# Sanitizer build of the loader: make SANITIZE=1 (ASan + UBSan).
+ifeq ($(SANITIZE),1)
+CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS   += -fsanitize=address,undefined
+endif
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
+	      -Ibpf -Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
+
+# The loader: every user/*.c except main.c also goes into the unit-test
+# library, so tests link against exactly the code memwatch runs.
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(USER_SRCS:user/%.c=$(BUILD)/user/%.o)
+LIB_OBJS  := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/capture.o $(BUILD)/user/launch.o,$(USER_OBJS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c,$(WORKLOAD_SRCS)))
+
+.PHONY: all clean test unit e2e demo vmlinux workloads
+all: memwatch workloads
+
+$(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/memwatch.skel.h: $(BUILD)/memwatch.bpf.o
+	$(BPFTOOL) gen skeleton $< name memwatch_bpf > $@.tmp && mv $@.tmp $@
+
+# capture.c is the only user file that includes the skeleton.
+$(BUILD)/user/capture.o: $(BUILD)/memwatch.skel.h
+
+$(BUILD)/user/%.o: user/%.c | $(BUILD)/user
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+memwatch: $(USER_OBJS)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/libmw.a: $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmw.a | $(BUILD)/tests/unit
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $< $(BUILD)/libmw.a $(LDFLAGS) $(LDLIBS) -o $@
+
+workloads: $(WORKLOAD_BINS)
+
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/ckpt.c | $(BUILD)/workloads
+	$(CC) -O1 -g -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE $^ -lpthread -o $@
+
+unit: $(UNIT_BINS)
+	@tests/run-unit $(UNIT_BINS)
+
+e2e: memwatch workloads
+	@tests/e2e/run
+
+# The README's test command: unit tests, then end-to-end tests as root.
+test: memwatch workloads $(UNIT_BINS)
+	@tests/run-all $(UNIT_BINS)
+
+demo: memwatch workloads
+	./memwatch -- $(BUILD)/workloads/demo
+
+vmlinux:
+	mkdir -p vmlinux/$(ARCH)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H).tmp
+	mv $(VMLINUX_H).tmp $(VMLINUX_H)
+
+$(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/workloads:
+	mkdir -p $@
+
+clean:
+	rm -rf $(BUILD) memwatch
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/user/*.d $(BUILD)/tests/unit/*.d $(BUILD)/workloads/*.d)

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * memwatch.bpf.c — kernel side of memwatch.
+ *
+ * One BPF object; its parts live in headers named by what they do:
+ *   state.bpf.h     maps, per-process lookup, counters, RSS attribution slots
+ *   vma.bpf.h       reading the kernel's VMAs (bpf_find_vma) and file paths
+ *   fault.bpf.h     page faults and kmem:rss_stat: the hot path
+ *   syscalls.bpf.h  mmap, munmap, mremap, brk, mprotect, madvise, ... records
+ *   task.bpf.h      exec and exit
+ *
+ * Hot-path work (faults, RSS counter updates) is aggregated in place in the
+ * per-process state; only address-space changes, exec and exit are streamed.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "memwatch.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#include "state.bpf.h"
+#include "vma.bpf.h"
+#include "fault.bpf.h"
+#include "syscalls.bpf.h"
+#include "task.bpf.h"

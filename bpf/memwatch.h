@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * memwatch.h — the one header shared by the BPF programs and the loader.
+ *
+ * Everything the kernel side hands to user space is defined here: the
+ * ring-buffer records (rare events: address-space changes, exec, exit) and
+ * the per-process state the kernel aggregates in place (RSS counters, VM
+ * size, faults, per-mapping RSS attribution slots).  Bump MW_ABI_VERSION on
+ * any layout change: recordings carry it.
+ */
+#ifndef MEMWATCH_H
+#define MEMWATCH_H
+
+#ifndef __VMLINUX_H__	/* user space: the kernel's fixed-width types */
+#include <linux/types.h>
+#endif
+
+#define MW_ABI_VERSION	1
+
+#define MW_PAGE_SHIFT	12
+#define MW_COMM_LEN	16
+#define MW_PATH_LEN	256	/* per reported VMA; longer paths are marked truncated */
+#define MW_MAX_VMAS	4	/* VMA states carried by one structural record */
+#define MW_SLOTS	64	/* per-process RSS attribution slots (power of 2) */
+
+/* kmem:rss_stat member numbers (enum in include/linux/mm_types_task.h). */
+enum mw_member {
+	MW_FILE = 0,
+	MW_ANON = 1,
+	MW_SWAP = 2,
+	MW_SHMEM = 3,
+	MW_NR_MEMBERS = 4,
+};
+
+/* Address-space operations memwatch follows, one per traced syscall. */
+enum mw_op {
+	MW_OP_NONE = 0,
+	MW_OP_MMAP,
+	MW_OP_MUNMAP,
+	MW_OP_MREMAP,
+	MW_OP_BRK,
+	MW_OP_MPROTECT,		/* also pkey_mprotect */
+	MW_OP_MADVISE,
+	MW_OP_MLOCK,		/* mlock, mlock2, munlock: may split VMAs */
+	MW_OP_MSEAL,
+	MW_OP_SHMAT,
+	MW_OP_SHMDT,
+	MW_OP_PRCTL_VMA,	/* prctl(PR_SET_VMA, ...) names and splits VMAs */
+	MW_OP_VMGROW,		/* VM grew under a fault: stack expansion */
+	MW_NR_OPS,
+};
+
+/* Ring-buffer record types. */
+enum mw_rec_type {
+	MW_REC_OP = 1,		/* struct mw_op_rec */
+	MW_REC_DELTAS,		/* struct mw_deltas_rec */
+	MW_REC_EXEC,		/* struct mw_task_rec */
+	MW_REC_EXIT,		/* struct mw_task_rec */
+};
+
+/* vm_flags bits we report (include/linux/mm.h, stable since 2.6). */
+#define MW_VM_READ	0x00000001UL
+#define MW_VM_WRITE	0x00000002UL
+#define MW_VM_EXEC	0x00000004UL
+#define MW_VM_SHARED	0x00000008UL
+#define MW_VM_MAYSHARE	0x00000080UL
+#define MW_VM_GROWSDOWN	0x00000100UL
+#define MW_VM_PFNMAP	0x00000400UL
+#define MW_VM_IO	0x00004000UL
+
+/* Flags on a reported VMA. */
+#define MW_VMA_FILE		0x1	/* backed by a file (path valid) */
+#define MW_VMA_DELETED		0x2	/* file is unlinked: /proc shows "(deleted)" */
+#define MW_VMA_PATH_TRUNC	0x4	/* path did not fit MW_PATH_LEN or depth */
+#define MW_VMA_PSEUDO		0x8	/* dentry names itself (anon_inode, ...) */
+
+/* Flags on an op record. */
+#define MW_OPF_FAILED		0x1	/* syscall failed; nothing may have changed */
+#define MW_OPF_WALK_SHORT	0x2	/* VMAs in [walk_next, end) not reported: resync */
+#define MW_OPF_FIND_BUSY	0x4	/* bpf_find_vma could not lock mm: resync range */
+
+struct mw_vma {
+	__u64 start;
+	__u64 end;
+	__u64 flags;		/* vm_flags, MW_VM_* bits meaningful */
+	__u64 pgoff;		/* in pages */
+	__u64 ino;
+	__u32 dev;		/* s_dev of the file's superblock, kernel encoding */
+	__u32 vflags;		/* MW_VMA_* */
+};
+
+struct mw_rec_hdr {
+	__u32 type;		/* enum mw_rec_type */
+	__u32 tgid;
+	__u32 tid;
+	__u32 seq;		/* per-process structural sequence after this record */
+	__u64 ts;		/* CLOCK_MONOTONIC ns */
+};
+
+/*
+ * One address-space operation, as seen at syscall exit.  [start, end) is the
+ * range the operation cleared or changed; vmas[] are the kernel's VMAs that
+ * now cover the range (after merges), so applying a record is idempotent.
+ */
+struct mw_op_rec {
+	struct mw_rec_hdr hdr;
+	__u32 op;		/* enum mw_op */
+	__u32 opflags;		/* MW_OPF_* */
+	__u64 args[6];		/* syscall arguments as passed */
+	__s64 ret;
+	__u64 start, end;	/* range the op affected (page aligned) */
+	__u64 start2, end2;	/* mremap: old range; shmdt/brk: unused */
+	__u64 walk_next;	/* with MW_OPF_WALK_SHORT: first unreported address */
+	__s64 rss_delta[MW_NR_MEMBERS]; /* RSS change inside this syscall, bytes */
+	__u64 total_vm;		/* mm->total_vm after the op, pages */
+	__u64 start_brk, brk, start_stack;
+	__u32 nr_vmas;
+	__u32 nr_paths;		/* paths[] entries present (one per file VMA) */
+	struct mw_vma vmas[MW_MAX_VMAS];
+	char paths[MW_MAX_VMAS][MW_PATH_LEN]; /* paths[i] belongs to vmas[i] */
+};
+
+/*
+ * RSS attributed to mappings since the previous structural record of the
+ * process, keyed by the VMA start at the time of the fault.  Emitted just
+ * before each MW_REC_OP of the same process, so it applies to the model as
+ * it stood before that op.
+ */
+struct mw_slot {
+	__u64 vm_start;		/* 0: free */
+	__s64 rss[MW_NR_MEMBERS];	/* bytes, signed: munmap-free zaps show here too */
+	__s64 total;		/* running sum of rss[] since harvest */
+	__s64 peak;		/* highest 'total' seen since harvest */
+	__u64 faults;
+};
+
+struct mw_deltas_rec {
+	struct mw_rec_hdr hdr;
+	__u32 nr;
+	__u32 pad;
+	struct mw_slot slots[MW_SLOTS];
+};
+
+struct mw_task_rec {
+	struct mw_rec_hdr hdr;
+	char comm[MW_COMM_LEN];
+	__s32 exit_code;	/* MW_REC_EXIT: task->exit_code (wait status) */
+	__u32 pad;
+	__u64 total_vm;
+};
+
+/* Per-process state, aggregated in the kernel (hash map 'procs', by tgid). */
+#define MW_PROC_DEAD	0x2	/* process exited: freeze every counter */
+#define MW_PROC_HAD_MM	0x4	/* an mm was seen: a different one means exec */
+
+struct mw_proc {
+	__u32 flags;		/* MW_PROC_* */
+	__u32 mm_id;		/* kmem:rss_stat mm_id of the current mm, 0 unknown */
+	__u32 seq;		/* structural records emitted */
+	__u32 pad;
+	__s64 rss[MW_NR_MEMBERS];	/* last exact counter values, bytes */
+	__u64 rss_peak;		/* highest file+anon+shmem seen, bytes */
+	__u64 total_vm;		/* pages */
+	__u64 vm_peak;		/* pages, highest total_vm seen while traced */
+	__u64 hiwater_vm_base;	/* mm->hiwater_vm when tracing began */
+	__u64 faults;		/* user-mode page faults */
+	__u64 kfaults;		/* kernel-mode faults on user addresses */
+	__u64 calls[MW_NR_OPS];	/* syscalls seen, by op */
+	__u64 mapped_bytes;	/* mmap/mremap-grow/brk-grow/shmat bytes */
+	__u64 unmapped_bytes;	/* munmap/mremap-shrink/brk-shrink/shmdt bytes */
+	__s64 unattributed[MW_NR_MEMBERS]; /* RSS changes with no known mapping */
+	__u64 lost;		/* records this process could not emit */
+	__u64 slot_evictions;	/* slot collisions flushed early */
+	struct mw_slot slots[MW_SLOTS];
+};
+
+/* Global counters (array map 'stats', one per CPU). */
+enum mw_stat {
+	MW_STAT_RB_LOST = 0,	/* ring-buffer records dropped (buffer full) */
+	MW_STAT_PROC_FULL,	/* new processes not traced: 'procs' full */
+	MW_STAT_THREAD_FAIL,	/* per-thread storage unavailable */
+	MW_STAT_FIND_BUSY,	/* bpf_find_vma returned -EBUSY */
+	MW_STAT_EVENTS,		/* tracepoint hits for traced processes */
+	MW_NR_STATS,
+};
+
+#endif /* MEMWATCH_H */

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * state.bpf.h — maps, per-process state, counters and the RSS attribution
+ * slots.  Included once, by memwatch.bpf.c.
+ */
+#ifndef MW_STATE_BPF_H
+#define MW_STATE_BPF_H
+
+#define MW_PAGE_SIZE	(1UL << MW_PAGE_SHIFT)
+#define MW_PAGE_MASK	(~(MW_PAGE_SIZE - 1))
+#define MW_PAGE_ALIGN(x) (((x) + MW_PAGE_SIZE - 1) & MW_PAGE_MASK)
+
+/* Set by the loader between open and load. */
+const volatile __u32 tgid_self = 0;	/* never trace memwatch itself */
+
+/* Traced processes, by tgid.  The loader inserts them; max_entries is sized by
+ * the loader too. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct mw_proc);
+} procs SEC(".maps");
+
+/* kmem:rss_stat mm_id -> tgid, learned from events in the owner's context, so
+ * that counter changes made from other contexts (reclaim, khugepaged, the
+ * owner's own teardown) can be recognised. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} mm_owner SEC(".maps");
+
+/* What one thread is doing: a pending fault or a traced syscall. */
+struct mw_thread {
+	__u64 fault_addr;
+	__u64 fault_vma;	/* vm_start at fault time, 0 if not in a VMA */
+	__u64 fault_flt;	/* min_flt + maj_flt when the fault began */
+	__u32 fault_live;
+	__u32 cache_seq;	/* proc seq the cached VMA bounds belong to */
+	__u64 cache_start, cache_end;
+	__u32 sys_op;		/* enum mw_op in progress, 0 none */
+	__u32 pad;
+	__u64 sys_args[6];
+	__u64 sys_vm_before;	/* total_vm at syscall entry, pages */
+	__u64 sys_aux[2];	/* op-specific: brk: old brk; shmdt: segment */
+	__s64 sys_rss[MW_NR_MEMBERS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct mw_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} rb SEC(".maps");
+
+/* Records are built here, then copied into the ring buffer with their real
+ * (variable) length. */
+union mw_scratch {
+	struct mw_op_rec op;
+	struct mw_deltas_rec deltas;
+	struct mw_task_rec task;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);		/* 0: op/task record, 1: deltas */
+	__type(key, __u32);
+	__type(value, union mw_scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MW_NR_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline __u32 current_tgid(void)
+{
+	return bpf_get_current_pid_tgid() >> 32;
+}
+
+static __always_inline struct mw_proc *proc_lookup(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&procs, &tgid);
+}
+
+static __always_inline union mw_scratch *scratch_get(__u32 idx)
+{
+	return bpf_map_lookup_elem(&scratch, &idx);
+}
+
+/* Emit 'size' bytes of 'rec'; a full buffer is counted, never silent. */
+static __always_inline int emit(struct mw_proc *p, void *rec, __u64 size)
+{
+	if (bpf_ringbuf_output(&rb, rec, size, 0)) {
+		stat_inc(MW_STAT_RB_LOST);
+		__sync_fetch_and_add(&p->lost, 1);
+		return -1;
+	}
+	return 0;
+}
+
+static __always_inline void hdr_fill(struct mw_rec_hdr *h, __u32 type,
+				     __u32 tgid, __u32 seq)
+{
+	h->type = type;
+	h->tgid = tgid;
+	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->seq = seq;
+	h->ts = bpf_ktime_get_ns();
+}
+
+static __always_inline struct mm_struct *current_mm(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(task, mm);
+}
+
+/* VM size is read from the mm itself, so it is exact whatever we missed. */
+static __always_inline void proc_note_vm(struct mw_proc *p, __u64 total_vm,
+					 __u64 hiwater_vm)
+{
+	p->total_vm = total_vm;
+	if (total_vm > p->vm_peak)
+		p->vm_peak = total_vm;
+	/* hiwater_vm is raised just before VM shrinks; a raise since tracing
+	 * began is a peak we may have seen only as the shrink's result. */
+	if (hiwater_vm > p->hiwater_vm_base && hiwater_vm > p->vm_peak)
+		p->vm_peak = hiwater_vm;
+}
+
+/*
+ * Attribution slots: a small direct-mapped table in the process state, keyed
+ * by VMA start.  Faults and RSS changes add to a slot; each structural record
+ * first harvests every slot (mw_deltas_rec), so slot keys always refer to the
+ * VMAs as they stood at the previous structural record.
+ */
+static __always_inline __u32 slot_index(__u64 vm_start)
+{
+	return ((vm_start >> MW_PAGE_SHIFT) * 0x9E3779B1u) >> 26 & (MW_SLOTS - 1);
+}
+
+static __always_inline void slot_evict(struct mw_proc *p, __u32 tgid,
+				       struct mw_slot *s)
+{
+	union mw_scratch *sc = scratch_get(1);
+
+	p->slot_evictions++;
+	if (!sc)
+		return;
+	hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
+	sc->deltas.nr = 1;
+	__builtin_memcpy(&sc->deltas.slots[0], s, sizeof(*s));
+	emit(p, &sc->deltas, offsetof(struct mw_deltas_rec, slots) + sizeof(*s));
+	__builtin_memset(s, 0, sizeof(*s));
+}
+
+static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
+						__u64 vm_start)
+{
+	struct mw_slot *s = &p->slots[slot_index(vm_start)];
+	__u64 cur = s->vm_start;
+
+	if (cur == vm_start)
+		return s;
+	if (cur == 0) {
+		if (__sync_val_compare_and_swap(&s->vm_start, 0, vm_start) == 0 ||
+		    s->vm_start == vm_start)
+			return s;
+		return NULL;
+	}
+	slot_evict(p, tgid, s);
+	s->vm_start = vm_start;
+	return s;
+}
+
+static __always_inline void slot_add_rss(struct mw_slot *s, __u32 member,
+					 __s64 delta)
+{
+	__s64 total;
+
+	if (member >= MW_NR_MEMBERS)
+		return;
+	__sync_fetch_and_add(&s->rss[member], delta);
+	if (member == MW_SWAP)
+		return;
+	total = __sync_fetch_and_add(&s->total, delta) + delta;
+	if (total > s->peak)
+		s->peak = total;
+}
+
+struct harvest_ctx {
+	struct mw_proc *p;
+	struct mw_deltas_rec *out;
+	__u32 n;
+};
+
+static long harvest_one(__u32 i, struct harvest_ctx *c)
+{
+	struct mw_slot *s = &c->p->slots[i & (MW_SLOTS - 1)];
+	struct mw_slot *o;
+
+	if (!s->vm_start)
+		return 0;
+	if (!s->faults && !s->rss[0] && !s->rss[1] && !s->rss[2] &&
+	    !s->rss[3] && !s->peak) {
+		s->vm_start = 0;
+		return 0;
+	}
+	o = &c->out->slots[c->n & (MW_SLOTS - 1)];
+	o->vm_start = s->vm_start;
+	o->faults = __sync_lock_test_and_set(&s->faults, 0);
+	o->rss[0] = __sync_lock_test_and_set(&s->rss[0], 0);
+	o->rss[1] = __sync_lock_test_and_set(&s->rss[1], 0);
+	o->rss[2] = __sync_lock_test_and_set(&s->rss[2], 0);
+	o->rss[3] = __sync_lock_test_and_set(&s->rss[3], 0);
+	o->total = __sync_lock_test_and_set(&s->total, 0);
+	o->peak = __sync_lock_test_and_set(&s->peak, 0);
+	s->vm_start = 0;
+	c->n++;
+	return 0;
+}
+
+/* Move every non-empty slot into one MW_REC_DELTAS record.  bpf_loop (5.17+)
+ * keeps the verifier from walking 64 copies of the body. */
+static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
+{
+	union mw_scratch *sc = scratch_get(1);
+	struct harvest_ctx c = { .p = p };
+	__u64 size;
+
+	if (!sc)
+		return;
+	c.out = &sc->deltas;
+	bpf_loop(MW_SLOTS, harvest_one, &c, 0);
+	if (!c.n)
+		return;
+	hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
+	sc->deltas.nr = c.n;
+	size = offsetof(struct mw_deltas_rec, slots) + (__u64)c.n * sizeof(struct mw_slot);
+	if (size > sizeof(sc->deltas))
+		size = sizeof(sc->deltas);
+	emit(p, &sc->deltas, size);
+}
+
+#endif /* MW_STATE_BPF_H */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * task.bpf.h — exec and exit of a traced process.
+ *
+ * exec replaces the whole address space without a single mmap syscall
+ * (KERNEL-NOTES 4): the record tells the loader to re-read /proc/PID/maps
+ * before it applies anything that follows.  Exit of the last
+ * thread freezes every counter at its final value: what /proc showed just
+ * before the process went.
+ */
+#ifndef MW_TASK_BPF_H
+#define MW_TASK_BPF_H
+
+static __always_inline void task_record(struct mw_proc *p, __u32 tgid,
+					__u32 type, struct task_struct *task)
+{
+	union mw_scratch *sc = scratch_get(0);
+	struct mw_task_rec *rec;
+
+	if (!sc)
+		return;
+	rec = &sc->task;
+	__builtin_memset(rec, 0, sizeof(*rec));
+	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), task->comm);
+	rec->exit_code = BPF_CORE_READ(task, exit_code);
+	rec->total_vm = p->total_vm;
+	hdr_fill(&rec->hdr, type, tgid, __sync_add_and_fetch(&p->seq, 1));
+	emit(p, rec, sizeof(*rec));
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 tgid = task->tgid;
+	struct mw_proc *p = proc_lookup(tgid);
+	struct mm_struct *mm;
+
+	if (!p)
+		return 0;
+	slots_harvest(p, tgid);		/* keys of the old mm */
+	mm = task->mm;
+	/* A new mm: VM peak and RSS peak start again, as /proc's do. */
+	p->total_vm = BPF_CORE_READ(mm, total_vm);
+	p->vm_peak = p->total_vm;
+	p->hiwater_vm_base = 0;
+	p->rss_peak = 0;
+	task_record(p, tgid, MW_REC_EXEC, task);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_process_exit, struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	struct mw_proc *p = proc_lookup(tgid);
+
+	if (!p || (p->flags & MW_PROC_DEAD))
+		return 0;
+	/* signal->live drops to 0 as the last thread exits (group_dead). */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	__sync_fetch_and_or(&p->flags, MW_PROC_DEAD);
+	slots_harvest(p, tgid);
+	task_record(p, tgid, MW_REC_EXIT, task);
+	return 0;
+}
+
+#endif /* MW_TASK_BPF_H */

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * vma.bpf.h — the kernel's own view of a process's VMAs.
+ *
+ * After an address-space syscall we report the VMAs that now cover the range
+ * it touched, read with bpf_find_vma() (5.17+).  Reading the result instead
+ * of replaying the request is what keeps memwatch's mapping table equal to
+ * /proc/PID/maps: the kernel merges neighbours, rounds lengths and splits
+ * VMAs in ways no event stream spells out.
+ */
+#ifndef MW_VMA_BPF_H
+#define MW_VMA_BPF_H
+
+#define MW_PATH_DEPTH	24
+#define MW_PBUF		(2 * MW_PATH_LEN)	/* path built backwards here */
+
+struct path_buf {
+	char b[MW_PBUF];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_buf);
+} pathbuf SEC(".maps");
+
+struct path_walk {
+	struct dentry *d;
+	struct mount *mnt;
+	__u32 pos;		/* path starts at pb->b[pos] */
+	__u32 vflags;
+};
+
+/* Prepend one dentry name at w->pos; false when it no longer fits. */
+static __always_inline bool path_prepend(char *b, struct path_walk *w)
+{
+	struct dentry *d = w->d;
+	struct qstr q = BPF_CORE_READ(d, d_name);
+	__u32 len = q.len, pos = w->pos;
+
+	if (len == 0)
+		return true;
+	if (len + 1 > pos)
+		return false;
+	pos -= len;
+	bpf_probe_read_kernel(&b[pos & (MW_PATH_LEN - 1)],
+			      len & (MW_PATH_LEN - 1), q.name);
+	pos -= 1;
+	b[pos & (MW_PATH_LEN - 1)] = '/';
+	w->pos = pos;
+	return true;
+}
+
+/* One step up the tree: a name, or a crossing to the parent mount. */
+static long path_step(__u32 i, struct path_walk *w)
+{
+	struct mount *mnt = w->mnt;
+	struct dentry *d = w->d;
+	struct dentry *root = BPF_CORE_READ(mnt, mnt.mnt_root);
+	struct dentry *parent = BPF_CORE_READ(d, d_parent);
+	struct path_buf *pb;
+	__u32 zero = 0;
+
+	if (d == root || d == parent) {
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (d != root || up == mnt)
+			return 1;	/* top of this tree */
+		w->d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = up;
+		return 0;
+	}
+	pb = bpf_map_lookup_elem(&pathbuf, &zero);
+	if (!pb || !path_prepend(pb->b, w)) {
+		w->vflags |= MW_VMA_PATH_TRUNC;
+		return 1;
+	}
+	w->d = parent;
+	return 0;
+}
+
+/*
+ * d_path() for a mapped file, up to the root of the mount tree, built
+ * backwards in b[0, MW_PATH_LEN) with the NUL at b[MW_PATH_LEN - 1].
+ * Returns the start offset; sets MW_VMA_* flags.
+ */
+static __always_inline __u32 file_path(struct file *f, char *b, __u32 *vflags)
+{
+	struct vfsmount *vmnt = BPF_CORE_READ(f, f_path.mnt);
+	struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+	struct path_walk w = {
+		.d = d,
+		.mnt = container_of(vmnt, struct mount, mnt),
+		.pos = MW_PATH_LEN - 1,
+	};
+
+	b[MW_PATH_LEN - 1] = 0;
+	/* Unhashed and not a root: unlinked, shown as "(deleted)" (d_unlinked). */
+	if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d)
+		w.vflags |= MW_VMA_DELETED;
+	if (BPF_CORE_READ(d, d_op, d_dname))
+		w.vflags |= MW_VMA_PSEUDO;
+	if (bpf_loop(MW_PATH_DEPTH, path_step, &w, 0) == MW_PATH_DEPTH)
+		w.vflags |= MW_VMA_PATH_TRUNC;
+	if (w.pos == MW_PATH_LEN - 1) {		/* the root itself */
+		w.pos--;
+		b[w.pos & (MW_PATH_LEN - 1)] = '/';
+	}
+	*vflags |= w.vflags;
+	return w.pos;
+}
+
+struct vma_probe {
+	__u32 fill;		/* fill scratch op record's vmas[idx] */
+	__u32 idx;
+	__u32 found;
+	__u32 pad;
+	__u64 start, end;
+};
+
+static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
+			 struct vma_probe *pr)
+{
+	struct mw_op_rec *rec;
+	union mw_scratch *sc;
+	struct mw_vma *v;
+	struct file *f;
+	struct path_buf *pb;
+	__u32 zero = 0, pos, len, idx = pr->idx & (MW_MAX_VMAS - 1);
+
+	pr->found = 1;
+	pr->start = BPF_CORE_READ(vma, vm_start);
+	pr->end = BPF_CORE_READ(vma, vm_end);
+	sc = scratch_get(0);
+	if (!pr->fill || !sc)
+		return 0;
+
+	rec = &sc->op;
+	v = &rec->vmas[idx];
+	v->start = pr->start;
+	v->end = pr->end;
+	v->flags = BPF_CORE_READ(vma, vm_flags);
+	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	v->vflags = 0;
+	v->ino = 0;
+	v->dev = 0;
+	f = BPF_CORE_READ(vma, vm_file);
+	if (!f)
+		return 0;
+
+	v->vflags = MW_VMA_FILE;
+	v->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	v->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	pb = bpf_map_lookup_elem(&pathbuf, &zero);
+	if (!pb)
+		return 0;
+	pos = file_path(f, pb->b, &v->vflags);
+	len = MW_PATH_LEN - (pos & (MW_PATH_LEN - 1));
+	if (len > MW_PATH_LEN)
+		len = MW_PATH_LEN;
+	bpf_probe_read_kernel(rec->paths[idx], len,
+			      &pb->b[pos & (MW_PATH_LEN - 1)]);
+	rec->nr_paths = idx + 1;
+	return 0;
+}
+
+/* The VMA containing addr, if any.  Returns 0, -ENOENT or -EBUSY. */
+static __always_inline long vma_at(struct task_struct *task, __u64 addr,
+				   struct vma_probe *pr)
+{
+	long err;
+
+	pr->found = 0;
+	err = bpf_find_vma(task, addr, vma_probe_cb, pr, 0);
+	if (err == -16 /* EBUSY */)
+		stat_inc(MW_STAT_FIND_BUSY);
+	return err;
+}
+
+/*
+ * Report the VMAs covering [start, end) into rec->vmas[] (rec is the op
+ * record in scratch slot 0), walking from VMA to VMA.  A hole or a full
+ * record stops the walk; rec->walk_next says where, and the loader reads the
+ * rest from /proc.
+ */
+static __always_inline void vma_walk(struct task_struct *task,
+				     struct mw_op_rec *rec, __u64 start, __u64 end)
+{
+	struct vma_probe pr = { .fill = 1 };
+	__u64 addr = start;
+
+	for (int i = 0; i < MW_MAX_VMAS; i++) {
+		if (addr >= end)
+			return;
+		pr.idx = rec->nr_vmas;
+		if (pr.idx >= MW_MAX_VMAS)
+			break;
+		if (vma_at(task, addr, &pr)) {
+			if (!pr.found && addr == start && end - start <= MW_PAGE_SIZE)
+				return;	/* nothing there at all: the range is gone */
+			break;
+		}
+		rec->nr_vmas++;
+		addr = pr.end;
+	}
+	if (addr < end) {
+		rec->opflags |= MW_OPF_WALK_SHORT;
+		rec->walk_next = addr;
+	}
+}
+
+#endif /* MW_VMA_BPF_H */

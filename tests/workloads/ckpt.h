@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ckpt.h - checkpoint library for memwatch's end-to-end test workloads.
+ *
+ * A workload maps, touches and unmaps known amounts of memory and, at named
+ * checkpoints, copies its own /proc/self/{status,maps,smaps} into
+ * $MW_CKPT_DIR.  The test then compares memwatch's report with that truth.
+ *
+ * Taking a checkpoint must not itself change the address space or RSS, so
+ * nothing here allocates: all buffers are static and pre-touched by
+ * ckpt_init(), and stdio is never used.  Workloads should avoid stdio and
+ * malloc after ckpt_init() for the same reason (unless the allocation is
+ * part of what they want to measure).
+ *
+ * Environment:
+ *   MW_CKPT_DIR  directory for checkpoint files; unset = checkpoints are no-ops
+ *   MW_WAIT_GO   if set, ckpt_init() writes our pid to $MW_CKPT_DIR/ready and
+ *                waits until $MW_CKPT_DIR/go exists (lets a tracer attach)
+ *
+ * Files written per checkpoint NAME: NAME.status, NAME.maps, NAME.smaps, and
+ * a line "NAME <CLOCK_MONOTONIC ns>" appended to "index" once all three are
+ * complete.
+ */
+#ifndef MW_CKPT_H
+#define MW_CKPT_H
+
+#include <stddef.h>
+
+#define KIB(x)		((size_t)(x) << 10)
+#define MIB(x)		((size_t)(x) << 20)
+#define PAGE_SZ		4096UL
+
+/* Call first thing in main(); may block waiting for "go" (see above). */
+void ckpt_init(int argc, char **argv);
+
+/* Snapshot /proc/self/{status,maps,smaps} under @name.  Not thread-safe. */
+void ckpt(const char *name);
+
+/* Take checkpoint "final", then exit_group(@code) with no atexit/stdio. */
+void ckpt_exit(int code) __attribute__((noreturn));
+
+/* Write one byte per 4 KiB page of page-aligned [p, p+len). */
+void touch(void *p, size_t len);
+
+/* Report "<prog>: <what>: errno N" on stderr and exit_group(1). */
+void die(const char *what) __attribute__((noreturn));
+
+/* argv[idx] as an unsigned number (MiB for arg_mib), or @def if absent. */
+unsigned long arg_ulong(int argc, char **argv, int idx, unsigned long def);
+size_t arg_mib(int argc, char **argv, int idx, size_t def_mib);
+
+/* Private anonymous read/write mapping of @len bytes, or die. */
+void *map_anon(size_t len);
+
+/* Sleep without touching new memory (used to space out timeline stages). */
+void sleep_ms(unsigned int ms);
+
+#endif /* MW_CKPT_H */

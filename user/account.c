@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * account.c — analysis of one traced process.
+ *
+ * Ring-buffer records arrive in the order the kernel emitted them; each
+ * structural record (mw_op_rec) is preceded by the RSS attributed to mappings
+ * since the previous one (mw_deltas_rec), so deltas always apply to the table
+ * as it stood before the change.  The table follows the kernel's VMAs; the
+ * process totals come from the kernel's exact counters (struct mw_proc).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account.h"
+#include "classify.h"
+#include "procfs.h"
+#include "util.h"
+
+#define PAGE_SIZE_B	4096ull
+#define PAGE_ALIGN_B(x)	(((x) + PAGE_SIZE_B - 1) & ~(PAGE_SIZE_B - 1))
+
+void account_init(struct mw_account *a, pid_t pid, size_t dead_limit)
+{
+	memset(a, 0, sizeof(*a));
+	a->pid = pid;
+	a->wait_status = -1;
+	model_init(&a->model, dead_limit);
+}
+
+void account_free(struct mw_account *a)
+{
+	model_free(&a->model);
+}
+
+/* ---- totals ------------------------------------------------------------ */
+
+uint64_t account_vm(const struct mw_account *a)
+{
+	return a->kstate.total_vm << MW_PAGE_SHIFT;
+}
+
+uint64_t account_vm_peak(const struct mw_account *a)
+{
+	return MW_MAX(a->kstate.vm_peak, a->kstate.total_vm) << MW_PAGE_SHIFT;
+}
+
+int64_t account_rss(const struct mw_account *a, int member)
+{
+	return member >= 0 && member < MW_NR_MEMBERS ? a->kstate.rss[member] : 0;
+}
+
+int64_t account_rss_total(const struct mw_account *a)
+{
+	return a->kstate.rss[MW_FILE] + a->kstate.rss[MW_ANON] + a->kstate.rss[MW_SHMEM];
+}
+
+uint64_t account_rss_peak(const struct mw_account *a)
+{
+	return MW_MAX(a->kstate.rss_peak, (uint64_t)MW_MAX(account_rss_total(a), 0));
+}
+
+int64_t account_unattributed(const struct mw_account *a)
+{
+	int64_t placed = 0;
+
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		if (m != MW_SWAP)
+			placed += model_rss(&a->model, m);
+	return account_rss_total(a) - placed;
+}
+
+/* ---- attribution ------------------------------------------------------- */
+
+static struct mw_mapping *mapping_at(struct mw_account *a, uint64_t addr)
+{
+	long i = model_find(&a->model, addr);
+
+	return i < 0 ? NULL : a->model.live[i];
+}
+
+static void apply_slot(struct mw_account *a, const struct mw_slot *s)
+{
+	struct mw_mapping *mp = mapping_at(a, s->vm_start);
+	int64_t before;
+
+	if (!mp) {
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			a->lost_attr[m] += s->rss[m];
+		a->lost_attr_faults += s->faults;
+		return;
+	}
+	before = mapping_rss_total(mp);
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		mp->rss[m] += s->rss[m];
+	mp->faults += s->faults;
+	mp->rss_peak = MW_MAX(mp->rss_peak, before + s->peak);
+	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+}
+
+static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
+			 uint32_t len)
+{
+	uint32_t max = (len - offsetof(struct mw_deltas_rec, slots)) / sizeof(struct mw_slot);
+
+	for (uint32_t i = 0; i < d->nr && i < max; i++)
+		apply_slot(a, &d->slots[i]);
+}
+
+/* Spread RSS that a syscall changed over the mappings now in [lo, hi),
+ * in proportion to how much of each the range covers. */
+static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
+		       const __s64 delta[MW_NR_MEMBERS])
+{
+	struct mw_model *m = &a->model;
+	size_t i = model_lower_bound(m, lo), j;
+	uint64_t covered = 0;
+
+	if (!delta[0] && !delta[1] && !delta[2] && !delta[3])
+		return;
+	for (j = i; j < m->nlive && m->live[j]->start < hi; j++)
+		covered += MW_MIN(m->live[j]->end, hi) - MW_MAX(m->live[j]->start, lo);
+	if (!covered) {
+		for (int k = 0; k < MW_NR_MEMBERS; k++)
+			a->lost_attr[k] += delta[k];
+		return;
+	}
+	for (j = i; j < m->nlive && m->live[j]->start < hi; j++) {
+		struct mw_mapping *mp = m->live[j];
+		uint64_t part = MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
+
+		for (int k = 0; k < MW_NR_MEMBERS; k++)
+			mapping_add_rss(mp, k, (int64_t)((double)delta[k] * part / covered));
+	}
+}
+
+/*
+ * Pieces leaving the table took exactly -removed[] of RSS with them (the
+ * kernel's counters moved by that much inside the syscall).  Where the table
+ * had it divided differently, the pieces get the exact figure and the parts
+ * a guessed split left behind absorb the difference.
+ */
+static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS])
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		bytes += p->v[i]->end - p->v[i]->start;
+	if (!bytes)
+		return;
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		int64_t had = 0, diff;
+
+		if (m == MW_SWAP)
+			continue;
+		for (size_t i = 0; i < p->n; i++)
+			had += p->v[i]->rss[m];
+		diff = -delta[m] - had;
+		if (!diff)
+			continue;
+		for (size_t i = 0; i < p->n; i++) {
+			struct mw_mapping *mp = p->v[i];
+
+			mp->rss[m] += (int64_t)((double)diff * (mp->end - mp->start) / bytes);
+			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+		}
+		if (p->kept_left && p->kept_left->rss_estimated)
+			p->kept_left->rss[m] = MW_MAX(p->kept_left->rss[m] - diff, 0);
+		else if (p->kept_right && p->kept_right->rss_estimated)
+			p->kept_right->rss[m] = MW_MAX(p->kept_right->rss[m] - diff, 0);
+	}
+}
+
+static void remove_range(struct mw_account *a, uint64_t lo, uint64_t hi,
+			 const __s64 delta[MW_NR_MEMBERS])
+{
+	struct mw_pieces p = { 0 };
+
+	model_carve(&a->model, lo, hi, &p);
+	if (delta)
+		settle_removed(&p, delta);
+	model_bury_all(&a->model, &p);
+}
+
+/* ---- structural records ------------------------------------------------ */
+
+static void vma_state_from_bpf(const struct mw_op_rec *r, uint32_t i,
+			       struct mw_vma_state *v)
+{
+	const struct mw_vma *k = &r->vmas[i];
+
+	memset(v, 0, sizeof(*v));
+	v->start = k->start;
+	v->end = k->end;
+	v->flags = k->flags;
+	v->pgoff = k->pgoff << MW_PAGE_SHIFT;
+	v->ino = k->ino;
+	/* Kernel dev_t: 12 bits major, 20 bits minor. */
+	v->dev_major = k->dev >> 20;
+	v->dev_minor = k->dev & 0xfffff;
+	v->has_file = k->vflags & MW_VMA_FILE;
+	v->deleted = k->vflags & MW_VMA_DELETED;
+	if (v->has_file && i < r->nr_paths)
+		v->path = r->paths[i];
+}
+
+static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
+			      uint32_t len)
+{
+	uint32_t n = MW_MIN(r->nr_vmas, (uint32_t)MW_MAX_VMAS);
+	uint32_t have_paths = len <= offsetof(struct mw_op_rec, paths) ? 0 :
+		(len - offsetof(struct mw_op_rec, paths)) / MW_PATH_LEN;
+	struct mw_op_rec tmp;
+	const struct mw_op_rec *use = r;
+
+	if (have_paths < r->nr_paths) {	/* defensive: short record */
+		memcpy(&tmp, r, MW_MIN((size_t)len, sizeof(tmp)));
+		tmp.nr_paths = have_paths;
+		use = &tmp;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct mw_vma_state v;
+		struct mw_mapping *mp;
+
+		vma_state_from_bpf(use, i, &v);
+		mp = model_set_vma(&a->model, &v);
+		if (mp && v.has_file && (use->vmas[i].vflags & (MW_VMA_PATH_TRUNC | MW_VMA_PSEUDO)))
+			a->need_resync = true;	/* /proc has the full name */
+	}
+	if (r->opflags & (MW_OPF_WALK_SHORT | MW_OPF_FIND_BUSY))
+		a->need_resync = true;
+}
+
+static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
+			 uint32_t len)
+{
+	uint64_t old = r->start2, old_end = r->end2, new = r->start, new_end = r->end;
+	uint64_t keep = MW_MIN(old_end - old, new_end - new);
+	struct mw_pieces moved = { 0 };
+
+	if (old_end > old && !(r->args[3] & 4 /* MREMAP_DONTUNMAP */)) {
+		/* The shrunk-off tail is gone, with the RSS the call freed. */
+		if (old + keep < old_end)
+			remove_range(a, old + keep, old_end, r->rss_delta);
+		model_carve(&a->model, old, old + keep, &moved);
+	}
+	if (new != old)
+		remove_range(a, new, new_end, NULL);	/* MREMAP_FIXED target */
+	for (size_t i = 0; i < moved.n; i++) {
+		struct mw_mapping *mp = moved.v[i];
+
+		mp->start += new - old;
+		mp->end += new - old;
+		model_place(&a->model, mp);
+	}
+	free(moved.v);
+	set_reported_vmas(a, r, len);
+}
+
+static void apply_vmgrow(struct mw_account *a, const struct mw_op_rec *r)
+{
+	struct mw_model *m = &a->model;
+	size_t i = model_lower_bound(m, r->start);
+
+	/* The stack VMA just above the faulting address grew down to it. */
+	if (i < m->nlive && m->live[i]->start > r->start &&
+	    (m->live[i]->flags & MW_VM_GROWSDOWN || m->live[i]->kind == MW_K_STACK) &&
+	    (i == 0 || m->live[i - 1]->end <= r->start)) {
+		m->live[i]->start = r->start;
+		return;
+	}
+	a->need_resync = true;
+}
+
+static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t len)
+{
+	struct mw_model *m = &a->model;
+	struct mw_mapping *mp;
+
+	if (len < offsetof(struct mw_op_rec, vmas))
+		return;
+	if (r->start_brk) {
+		m->start_brk = r->start_brk;
+		m->brk = r->brk;
+		m->start_stack = r->start_stack;
+	}
+	switch (r->op) {
+	case MW_OP_MMAP:
+		remove_range(a, r->start, r->end, NULL);	/* MAP_FIXED */
+		set_reported_vmas(a, r, len);
+		mp = mapping_at(a, r->start);
+		if (mp)
+			mp->requested += r->args[1];
+		spread_rss(a, r->start, r->end, r->rss_delta);	/* MAP_POPULATE */
+		break;
+	case MW_OP_MUNMAP:
+	case MW_OP_SHMDT:
+		remove_range(a, r->start, r->end, r->rss_delta);
+		break;
+	case MW_OP_MREMAP:
+		apply_mremap(a, r, len);
+		break;
+	case MW_OP_BRK:
+		if (r->brk > r->args[1]) {
+			set_reported_vmas(a, r, len);
+			mp = mapping_at(a, r->start ? r->start : r->start_brk);
+			if (mp && r->end > r->start)
+				mp->requested += r->end - r->start;
+			spread_rss(a, r->start, r->end, r->rss_delta);
+		} else {
+			remove_range(a, r->start, r->end, r->rss_delta);
+		}
+		break;
+	case MW_OP_VMGROW:
+		apply_vmgrow(a, r);
+		break;
+	case MW_OP_PRCTL_VMA:
+		a->need_resync = true;	/* anon names come from /proc */
+		/* fallthrough */
+	default:	/* mprotect, madvise, mlock, mseal, shmat */
+		set_reported_vmas(a, r, len);
+		spread_rss(a, r->start, r->end, r->rss_delta);
+		break;
+	}
+	/* Heap and stack move with brk; re-derive names near them. */
+	if (r->op == MW_OP_BRK || r->op == MW_OP_VMGROW)
+		for (size_t i = 0; i < m->nlive; i++)
+			model_classify(m, m->live[i]);
+	if (model_vm_bytes(m) != (r->total_vm << MW_PAGE_SHIFT)) {
+		a->vm_mismatches++;
+		a->need_resync = true;
+	}
+}
+
+static void note_seq(struct mw_account *a, uint32_t seq)
+{
+	if (a->seq_known && seq != a->last_seq + 1 && seq > a->last_seq) {
+		a->seq_gaps += seq - a->last_seq - 1;
+		a->need_resync = true;
+	}
+	a->seq_known = true;
+	a->last_seq = seq;
+}
+
+static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
+{
+	const struct mw_rec_hdr *h = data;
+	const struct mw_task_rec *t = data;
+
+	if (len < sizeof(*h))
+		return;
+	a->model.now_ns = h->ts;
+	switch (h->type) {
+	case MW_REC_DELTAS:
+		if (len >= offsetof(struct mw_deltas_rec, slots))
+			apply_deltas(a, data, len);
+		break;
+	case MW_REC_OP:
+		note_seq(a, h->seq);
+		apply_op(a, data, len);
+		break;
+	case MW_REC_EXEC:
+		note_seq(a, h->seq);
+		if (len < sizeof(*t))
+			break;
+		/* A new address space: the old one is gone, the capture side
+		 * follows with a MW_SEED_EXEC of the new layout. */
+		remove_range(a, 0, UINT64_MAX, NULL);
+		memcpy(a->comm, t->comm, sizeof(a->comm));
+		a->comm[sizeof(a->comm) - 1] = 0;
+		a->execs++;
+		break;
+	case MW_REC_EXIT:
+		note_seq(a, h->seq);
+		a->exited = true;
+		if (len >= sizeof(*t) && a->wait_status < 0)
+			a->wait_status = t->exit_code;
+		break;
+	}
+}
+
+/* ---- seeds from /proc -------------------------------------------------- */
+
+static void vma_state_from_proc(const struct pm_vma *p, struct mw_vma_state *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->start = p->start;
+	v->end = p->end;
+	v->flags = mw_perms_to_flags(p->perms);
+	v->pgoff = p->pgoff;
+	v->ino = p->ino;
+	v->dev_major = p->dev_major;
+	v->dev_minor = p->dev_minor;
+	v->deleted = p->deleted;
+	v->has_file = p->path && p->path[0] == '/';
+	/* [heap] and [stack] are derived from brk and start_stack, not
+	 * stored: the same VMA can stop being either. */
+	if (p->path && p->path[0] && strcmp(p->path, "[heap]") && strcmp(p->path, "[stack]"))
+		v->path = p->path;
+	if (p->path && strcmp(p->path, "[stack]") == 0)
+		v->flags |= MW_VM_GROWSDOWN;
+}
+
+static void seed_rss(struct mw_mapping *mp, const struct pm_vma *p)
+{
+	int other = mp->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
+
+	memset(mp->rss, 0, sizeof(mp->rss));
+	mp->rss[MW_ANON] = p->anon;
+	mp->rss[other] = p->rss > p->anon ? p->rss - p->anon : 0;
+	mp->rss[MW_SWAP] = p->swap;
+	mp->rss_peak = mapping_rss_total(mp);
+}
+
+static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t len)
+{
+	struct mw_model *m = &a->model;
+	const char *maps = (const char *)(s + 1);
+	struct pm_maps pm = { 0 };
+	uint64_t prev_end = 0;
+	int err;
+
+	if (len < sizeof(*s) || (uint64_t)s->maps_len + s->mountinfo_len > len - sizeof(*s))
+		return;
+	m->now_ns = s->ts;
+	m->start_brk = s->start_brk;
+	m->brk = s->brk;
+	m->start_stack = s->start_stack;
+	if (s->comm[0]) {
+		memcpy(a->comm, s->comm, sizeof(a->comm));
+		a->comm[sizeof(a->comm) - 1] = 0;
+	}
+	if (s->mountinfo_len) {
+		free(m->shmem_devs);
+		m->shmem_devs = NULL;
+		m->nshmem_devs = 0;
+		mw_shmem_devs_from_mountinfo(maps + s->maps_len, s->mountinfo_len,
+					     &m->shmem_devs, &m->nshmem_devs);
+	}
+	if (s->mode == MW_SEED_ATTACH)
+		err = procfs_parse_smaps(maps, s->maps_len, &pm);
+	else
+		err = procfs_parse_maps(maps, s->maps_len, &pm);
+	if (err)
+		return;
+	if (s->mode != MW_SEED_RESYNC)
+		remove_range(a, 0, UINT64_MAX, NULL);
+	else
+		a->resyncs++;
+	for (size_t i = 0; i < pm.n; i++) {
+		struct mw_vma_state v;
+		struct mw_mapping *mp;
+
+		/* Whatever the table holds in a gap of /proc's is gone. */
+		if (pm.v[i].start > prev_end)
+			remove_range(a, prev_end, pm.v[i].start, NULL);
+		prev_end = pm.v[i].end;
+		vma_state_from_proc(&pm.v[i], &v);
+		mp = model_set_vma(m, &v);
+		if (mp && s->mode == MW_SEED_ATTACH)
+			seed_rss(mp, &pm.v[i]);
+	}
+	if (pm.n && prev_end < UINT64_MAX)
+		remove_range(a, prev_end, UINT64_MAX, NULL);
+	for (size_t i = 0; i < m->nlive; i++)
+		model_classify(m, m->live[i]);
+	procfs_maps_free(&pm);
+	a->need_resync = false;
+}
+
+/* ---- entry point ------------------------------------------------------- */
+
+static void apply_state(struct mw_account *a, const struct mw_state *s)
+{
+	a->kstate = s->proc;
+	a->have_kstate = true;
+	a->lost_global = s->lost_global;
+	if (!s->final)
+		return;
+	/* Slots never harvested by a structural record. */
+	for (int i = 0; i < MW_SLOTS; i++)
+		if (s->proc.slots[i].vm_start)
+			apply_slot(a, &s->proc.slots[i]);
+	memset(a->kstate.slots, 0, sizeof(a->kstate.slots));
+}
+
+void account_feed(struct mw_account *a, const struct mw_srec *r)
+{
+	a->records++;
+	switch (r->kind) {
+	case MW_S_BPF:
+		apply_bpf(a, r->data, r->len);
+		break;
+	case MW_S_SEED:
+		apply_seed(a, r->data, r->len);
+		break;
+	case MW_S_STATE:
+		if (r->len >= sizeof(struct mw_state))
+			apply_state(a, r->data);
+		break;
+	case MW_S_END:
+		if (r->len >= sizeof(struct mw_end)) {
+			const struct mw_end *e = r->data;
+
+			a->ended = true;
+			a->end_ns = e->ts;
+			if (e->how == MW_END_EXITED)
+				a->exited = true;
+			if (e->wait_status >= 0)
+				a->wait_status = e->wait_status;
+		}
+		break;
+	}
+}

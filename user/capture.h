@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * capture.h — the BPF side of the loader: load, attach, read the ring buffer
+ * and the per-process aggregates.  Everything it learns leaves as stream
+ * records (stream.h) through the sink; it knows nothing of the analysis.
+ */
+#ifndef MW_CAPTURE_H
+#define MW_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memwatch.h"
+#include "stream.h"
+
+typedef void (*mw_sink_fn)(void *ctx, const struct mw_srec *r);
+
+struct mw_capture_opts {
+	size_t max_procs;	/* entries in the 'procs' map */
+	size_t ringbuf_bytes;	/* power of two, >= 4096 */
+	mw_sink_fn sink;
+	void *sink_ctx;
+};
+
+struct mw_capture;
+
+/* Returns 0 or an enum mw_exit code (the message is already printed). */
+int capture_open(struct mw_capture **out, const struct mw_capture_opts *o);
+void capture_close(struct mw_capture *c);
+
+/* Start tracing pid with the given starting values (from /proc). */
+int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init);
+void capture_untrack(struct mw_capture *c, pid_t pid);
+
+/* Deliver pending ring-buffer records to the sink; returns how many, or a
+ * negative errno (-EINTR when a signal arrived). */
+int capture_poll(struct mw_capture *c, int timeout_ms);
+
+/* The kernel's aggregate for pid, delivered as an MW_S_STATE record. */
+int capture_emit_state(struct mw_capture *c, pid_t pid, int final);
+uint64_t capture_lost_global(struct mw_capture *c);
+
+#endif /* MW_CAPTURE_H */

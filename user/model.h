@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * model.h — the mapping table: one process's VMAs as the kernel keeps them.
+ *
+ * Live mappings are kept sorted by start address and never overlap; every
+ * change is expressed as "carve a range out" plus "the kernel now has this
+ * VMA", which makes re-applying a kernel-reported state harmless.  Mappings
+ * that go away are kept (capped) with the RSS they had when they went.
+ */
+#ifndef MW_MODEL_H
+#define MW_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memwatch.h"
+
+enum mw_kind {
+	MW_K_ANON,
+	MW_K_HEAP,
+	MW_K_STACK,
+	MW_K_FILE,
+	MW_K_SHMEM,
+	MW_K_DEVICE,
+	MW_K_VDSO,
+	MW_K_VVAR,
+	MW_K_VSYSCALL,	/* the gate page: in maps, not in VmSize */
+	MW_K_SPECIAL,	/* other kernel-installed mappings ([uprobes], ...) */
+	MW_NR_KINDS,
+};
+
+/* A VMA as the kernel reports it (from BPF or from /proc/PID/maps). */
+struct mw_vma_state {
+	uint64_t start, end;
+	uint64_t flags;		/* MW_VM_* bits */
+	uint64_t pgoff;		/* bytes */
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+	bool deleted;
+	bool has_file;
+	const char *path;	/* file path, or a bracketed name, or NULL */
+};
+
+struct mw_mapping {
+	uint64_t start, end;
+	uint64_t flags;
+	uint64_t pgoff;
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+	bool deleted;
+	bool has_file;
+	bool unmapped;
+	bool rss_estimated;	/* a split had to guess how RSS divides */
+	enum mw_kind kind;
+	char *path;		/* file path or kernel name ("[vdso]"), or NULL */
+	int64_t rss[MW_NR_MEMBERS];	/* bytes, by kmem:rss_stat member */
+	int64_t rss_peak;	/* highest file+anon+shmem */
+	uint64_t faults;
+	uint64_t requested;	/* bytes asked for by the calls that built it */
+	uint64_t born_ns, died_ns;
+	uint32_t born_seq;	/* creation order, for identity on merges */
+	int phase;		/* index of the phase that created it */
+};
+
+/* Tells how much of [start, end) is resident right now (pagemap), so a split
+ * mapping's RSS can be divided exactly.  Returns 0 or -errno. */
+struct mw_oracle {
+	int (*range_rss)(void *ctx, uint64_t start, uint64_t end,
+			 uint64_t *anon, uint64_t *file);
+	void *ctx;
+};
+
+struct mw_model {
+	struct mw_mapping **live;
+	size_t nlive, live_cap;
+	struct mw_mapping **dead;
+	size_t ndead, dead_cap;
+	size_t dead_limit;	/* keep at most this many unmapped mappings */
+	struct mw_mapping folded;	/* unmapped ones beyond the limit, summed */
+	size_t nfolded;
+	struct mw_oracle oracle;
+	uint64_t now_ns;	/* time stamp the next change carries */
+	uint32_t next_seq;
+	int phase;		/* current phase index, stamped on births */
+	uint64_t start_brk, brk, start_stack;
+	/* Devices of tmpfs-like mounts: their file pages count as shmem. */
+	struct mw_dev { uint32_t major, minor; } *shmem_devs;
+	size_t nshmem_devs;
+};
+
+/* A list of pieces carved out of the table, and the parts of split
+ * mappings that stayed behind on either side. */
+struct mw_pieces {
+	struct mw_mapping **v;
+	size_t n, cap;
+	struct mw_mapping *kept_left, *kept_right;
+};
+
+void model_init(struct mw_model *m, size_t dead_limit);
+void model_free(struct mw_model *m);
+
+/* Index of the mapping containing addr, or -1. */
+long model_find(const struct mw_model *m, uint64_t addr);
+/* Index of the first mapping ending after addr (nlive if none). */
+size_t model_lower_bound(const struct mw_model *m, uint64_t addr);
+
+/* Remove [lo, hi) from the table, splitting mappings at the edges; the parts
+ * inside are appended to 'out' (the caller buries or places them). */
+void model_carve(struct mw_model *m, uint64_t lo, uint64_t hi,
+		 struct mw_pieces *out);
+/* Insert a mapping that overlaps nothing. */
+void model_place(struct mw_model *m, struct mw_mapping *mp);
+/* Move a mapping to the unmapped list, as of m->now_ns. */
+void model_bury(struct mw_model *m, struct mw_mapping *mp);
+void model_bury_all(struct mw_model *m, struct mw_pieces *pieces);
+void pieces_free(struct mw_pieces *p);
+
+/* The kernel says this VMA exists now: the table takes exactly its range and
+ * attributes, keeping the statistics of whatever it covered.  Returns it. */
+struct mw_mapping *model_set_vma(struct mw_model *m,
+				 const struct mw_vma_state *v);
+
+/* Sum of live mapping sizes as /proc's VmSize counts them (no gate page). */
+uint64_t model_vm_bytes(const struct mw_model *m);
+/* Sum of live mapping RSS of one member. */
+int64_t model_rss(const struct mw_model *m, int member);
+
+int64_t mapping_rss_total(const struct mw_mapping *mp);
+/* Add signed RSS to a mapping, raising its peak if need be. */
+void mapping_add_rss(struct mw_mapping *mp, int member, int64_t delta);
+/* "rw-p" from the flags. */
+void mapping_perms(const struct mw_mapping *mp, char out[5]);
+/* Path as /proc/PID/maps prints it ("[heap]", "/x (deleted)", "" ...). */
+const char *mapping_display_path(const struct mw_model *m,
+				 const struct mw_mapping *mp,
+				 char *buf, size_t len);
+/* Re-derive kind (heap/stack depend on the model's brk and stack). */
+void model_classify(struct mw_model *m, struct mw_mapping *mp);
+
+#endif /* MW_MODEL_H */

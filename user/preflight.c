@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* preflight.c — start-up checks, each with one clear message. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "preflight.h"
+#include "procfs.h"
+#include "util.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static const char *const tracefs_dirs[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
+};
+
+bool feature_disabled(const char *name)
+{
+	const char *env = getenv("MEMWATCH_DISABLE");
+	size_t n = strlen(name);
+
+	for (const char *p = env; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] ? 1 : 0)) {
+		if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
+			return true;
+	}
+	return false;
+}
+
+static bool has_cap(const struct __user_cap_data_struct d[2], int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+int preflight_privileges(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (syscall(SYS_capget, &h, d) == 0 && !feature_disabled("root") &&
+	    ((has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)) || has_cap(d, CAP_SYS_ADMIN)))
+		return 0;
+	mw_err("needs root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_PTRACE to read "
+	       "other users' /proc): run it with sudo");
+	return MW_EXIT_PERM;
+}
+
+int preflight_btf(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0 && !feature_disabled("btf"))
+		return 0;
+	mw_err("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): "
+	       "memwatch needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	return MW_EXIT_NOBTF;
+}
+
+static bool tracefs_ready(void)
+{
+	char path[128];
+
+	for (size_t i = 0; i < MW_ARRAY_SIZE(tracefs_dirs); i++) {
+		snprintf(path, sizeof(path), "%s/events", tracefs_dirs[i]);
+		if (access(path, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+int preflight_tracefs(void)
+{
+	if (feature_disabled("tracefs"))
+		goto fail;
+	if (tracefs_ready())
+		return 0;
+	/* Classic tracepoints are attached by the id tracefs gives them. */
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
+	    tracefs_ready()) {
+		mw_dbg("mounted tracefs on /sys/kernel/tracing");
+		return 0;
+	}
+fail:
+	mw_err("tracefs is not mounted and could not be mounted (%s): run "
+	       "'mount -t tracefs nodev /sys/kernel/tracing'", strerror(errno ? errno : ENOENT));
+	return MW_EXIT_TRACEFS;
+}
+
+bool tracepoint_exists(const char *group, const char *name)
+{
+	char path[256];
+
+	for (size_t i = 0; i < MW_ARRAY_SIZE(tracefs_dirs); i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_dirs[i],
+			 group, name);
+		if (access(path, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool btf_tracepoint_exists(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char type[128];
+	bool found;
+
+	if (!btf)
+		return false;
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	found = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return found;
+}
+
+struct kernel_feature {
+	const char *name;	/* for MEMWATCH_DISABLE */
+	const char *what;	/* for the message */
+	const char *since;
+	enum bpf_map_type map;
+	enum bpf_func_id helper;
+};
+
+static const struct kernel_feature required[] = {
+	{ "ringbuf", "BPF ring buffers", "5.8", BPF_MAP_TYPE_RINGBUF, 0 },
+	{ "task_storage", "BPF task storage", "5.11", BPF_MAP_TYPE_TASK_STORAGE, 0 },
+	{ "find_vma", "the bpf_find_vma() helper", "5.17", 0, BPF_FUNC_find_vma },
+	{ "bpf_loop", "the bpf_loop() helper", "5.17", 0, BPF_FUNC_loop },
+};
+
+int preflight_kernel(void)
+{
+	for (size_t i = 0; i < MW_ARRAY_SIZE(required); i++) {
+		const struct kernel_feature *f = &required[i];
+		int ok;
+
+		if (f->map)
+			ok = libbpf_probe_bpf_map_type(f->map, NULL);
+		else
+			ok = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, f->helper, NULL);
+		if (ok == 1 && !feature_disabled(f->name))
+			continue;
+		mw_err("this kernel lacks %s (Linux %s or later): memwatch cannot trace here",
+		       f->what, f->since);
+		return MW_EXIT_KERNEL;
+	}
+	if (!btf_tracepoint_exists("page_fault_user"))
+		mw_err("note: no exceptions:page_fault_user on this kernel (x86-only before "
+		       "6.16): RSS is attributed from syscalls only, per-mapping RSS is partial");
+	return 0;
+}
+
+int preflight_pid(pid_t pid)
+{
+	struct pm_status st;
+	int err;
+
+	if (pid <= 0) {
+		mw_err("invalid PID %d: it must be a positive process ID", pid);
+		return MW_EXIT_USAGE;
+	}
+	if (pid == getpid()) {
+		mw_err("PID %d is memwatch itself: refusing to trace it", pid);
+		return MW_EXIT_NOPID;
+	}
+	err = procfs_read_status(pid, &st);
+	if (err) {
+		mw_err("no process with PID %d", pid);
+		return MW_EXIT_NOPID;
+	}
+	if (st.tgid != pid) {
+		mw_err("PID %d is a thread of process %d: trace the process with -p %d",
+		       pid, st.tgid, st.tgid);
+		return MW_EXIT_NOPID;
+	}
+	if (st.state == 'Z' || st.state == 'X') {
+		mw_err("PID %d is a zombie: it has already exited", pid);
+		return MW_EXIT_NOPID;
+	}
+	if (st.kernel_thread) {
+		mw_err("PID %d is a kernel thread: it has no user address space", pid);
+		return MW_EXIT_NOPID;
+	}
+	return 0;
+}

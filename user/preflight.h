@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * preflight.h — start-up checks.  Each returns 0 or an enum mw_exit code
+ * after printing one line that says what is missing and what to do.
+ */
+#ifndef MW_PREFLIGHT_H
+#define MW_PREFLIGHT_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+int preflight_privileges(void);
+int preflight_btf(void);
+int preflight_tracefs(void);	/* mounts tracefs when it can */
+int preflight_kernel(void);	/* BPF features memwatch cannot do without */
+int preflight_pid(pid_t pid);
+
+/* Does this kernel have the tracepoint (tracefs "group/name")? */
+bool tracepoint_exists(const char *group, const char *name);
+/* Does vmlinux BTF have a raw tracepoint for tp_btf/name? */
+bool btf_tracepoint_exists(const char *name);
+/* MEMWATCH_DISABLE=feat1,feat2 forces a feature off (tests of fallbacks). */
+bool feature_disabled(const char *name);
+
+#endif /* MW_PREFLIGHT_H */

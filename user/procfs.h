@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * procfs.h — parsers for the /proc files memwatch reads to seed and
+ * cross-check what the BPF side reports: maps, smaps, status, stat and
+ * pagemap.
+ *
+ * The parsers take a text buffer and a length and never read past it (the
+ * buffer need not be NUL-terminated), so they can be fed truncated or
+ * hostile input: anything that does not look like what the kernel prints
+ * is rejected with -EINVAL.  The readers slurp the whole file first, because
+ * /proc files report size 0 and smaps of a large process runs to megabytes.
+ *
+ * All sizes are in bytes, even where the file prints kB.
+ */
+#ifndef MEMWATCH_PROCFS_H
+#define MEMWATCH_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct pm_vma {			/* one line of /proc/PID/maps */
+	uint64_t start, end;		/* bytes */
+	uint64_t pgoff;			/* BYTES, as printed in maps (hex offset) */
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+	char perms[5];			/* "rw-p" NUL-terminated */
+	bool deleted;			/* path ended in " (deleted)" (suffix stripped from path) */
+	char *path;			/* malloc'd, "" if none; "\012" unescaped back to '\n' */
+	/* filled by procfs_read_smaps only, else 0: */
+	uint64_t rss, anon, anon_huge, swap, pss; /* bytes */
+};
+
+struct pm_maps {
+	struct pm_vma *v;
+	size_t n;
+};
+
+struct pm_status {		/* selected /proc/PID/status fields, all BYTES */
+	char name[64];			/* "Name:", kept as printed (escaped) */
+	pid_t tgid, ppid;
+	char state;			/* first char after "State:" */
+	uint64_t vm_peak, vm_size, vm_hwm, vm_rss, rss_anon, rss_file, rss_shmem, vm_swap;
+	int threads;
+	bool kernel_thread;		/* no VmSize line: kernel threads have no mm */
+};
+
+/*
+ * /proc/PID/stat: the fields memwatch uses, numbered as in proc(5).  The
+ * current break is not in stat (field 48 is arg_start): procfs_parse_stat
+ * leaves brk 0 and procfs_read_stat takes it from the end of the [heap]
+ * VMA in maps, i.e. page-aligned, or start_brk when there is no heap yet.
+ */
+struct pm_stat {
+	char state;			/* field 3 */
+	uint64_t minflt;		/* field 10 */
+	uint64_t majflt;		/* field 12 */
+	uint64_t start_brk;		/* field 47 */
+	uint64_t brk;			/* see above: from maps, not stat */
+	uint64_t start_stack;		/* field 28 */
+};
+
+/*
+ * Parsers.  @out is overwritten (not freed first).  On error the maps
+ * parsers leave @out empty ({NULL, 0}) with nothing to free, and
+ * procfs_parse_maps_line leaves out->path NULL.
+ */
+int procfs_parse_maps_line(const char *line, struct pm_vma *out);
+int procfs_parse_maps(const char *text, size_t len, struct pm_maps *out);
+int procfs_parse_smaps(const char *text, size_t len, struct pm_maps *out);
+int procfs_parse_status(const char *text, size_t len, struct pm_status *out);
+int procfs_parse_stat(const char *text, size_t len, struct pm_stat *out);
+void procfs_maps_free(struct pm_maps *m);
+
+/*
+ * Readers: 0 or -errno; -ENOENT when the process is gone (including the
+ * -ESRCH the kernel returns when it dies while we read).
+ */
+int procfs_read_maps(pid_t pid, struct pm_maps *out);
+int procfs_read_smaps(pid_t pid, struct pm_maps *out);
+int procfs_read_status(pid_t pid, struct pm_status *out);
+int procfs_read_stat(pid_t pid, struct pm_stat *out);
+
+/* Read a whole file into a malloc'd, NUL-terminated buffer. */
+int procfs_read_file(const char *path, char **buf, size_t *len);
+
+/*
+ * Resident pages of [start, end) of @pid from /proc/PID/pagemap, split into
+ * anonymous (present, bit 61 clear) and file or shared (present, bit 61
+ * set).  @start is rounded down and @end up to page boundaries.
+ */
+int procfs_pagemap_rss(pid_t pid, uint64_t start, uint64_t end,
+		       uint64_t *anon_bytes, uint64_t *file_bytes);
+
+#endif /* MEMWATCH_PROCFS_H */

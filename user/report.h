@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* report.h — the end-of-trace reports: text (report_text.c), JSON
+ * (report_json.c), and what they share (report.c). */
+#ifndef MW_REPORT_H
+#define MW_REPORT_H
+
+#include <stdio.h>
+
+#include "account.h"
+
+struct report_opts {
+	size_t max_mappings;	/* rows before the rest are folded into one */
+	int cmd_status;		/* wait status of '-- CMD', -1 if none */
+};
+
+/* All mappings, live and unmapped, largest first (caller frees the array). */
+struct mw_mapping **report_sorted_mappings(const struct mw_account *a, size_t *n);
+const char *report_op_name(int op);
+
+void report_text(FILE *f, const struct mw_account *a, const struct report_opts *ro);
+/* One NDJSON line ("type":"start"). */
+int report_json_start(FILE *f, const struct mw_account *a);
+/* The closing NDJSON line ("type":"summary"); 0 or -errno. */
+int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro);
+
+#endif /* MW_REPORT_H */

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report_json.c — newline-delimited JSON: one object per line, each with a
+ * "type"; the summary is the last line.  Field names in the summary are a
+ * contract other tools read: add fields, never rename them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <jansson.h>
+
+#include "classify.h"
+#include "report.h"
+#include "util.h"
+
+/* Paths and comms come from other processes: never trust them to be UTF-8. */
+static json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s ? s : "");
+	char *copy;
+
+	if (j)
+		return j;
+	copy = mw_xstrdup(s);
+	for (unsigned char *p = (unsigned char *)copy; *p; p++)
+		if (*p >= 0x80)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+static json_t *jhex(uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	return json_string(buf);
+}
+
+static int emit(FILE *f, json_t *obj)
+{
+	int err = json_dumpf(obj, f, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	json_decref(obj);
+	if (err || fputc('\n', f) == EOF || fflush(f))
+		return -EIO;
+	return 0;
+}
+
+int report_json_start(FILE *f, const struct mw_account *a)
+{
+	return emit(f, json_pack("{s:s, s:i, s:o, s:I, s:i}",
+				 "type", "start", "pid", a->pid, "comm", jstr(a->comm),
+				 "ts_ns", (json_int_t)a->start_ns, "abi", MW_ABI_VERSION));
+}
+
+static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping *mp)
+{
+	char perms[5], pathbuf[4200];
+	json_t *o;
+
+	mapping_perms(mp, perms);
+	o = json_pack("{s:o, s:o, s:I, s:s, s:s, s:o, s:I, s:I, s:I, s:b}",
+		      "start", jhex(mp->start), "end", jhex(mp->end),
+		      "bytes", (json_int_t)(mp->end - mp->start),
+		      "perms", perms, "kind", mw_kind_name(mp->kind),
+		      "path", jstr(mapping_display_path(&a->model, mp, pathbuf, sizeof(pathbuf))),
+		      "rss_bytes", (json_int_t)mapping_rss_total(mp),
+		      "rss_peak_bytes", (json_int_t)mp->rss_peak,
+		      "faults", (json_int_t)mp->faults,
+		      "unmapped", mp->unmapped);
+	json_object_set_new(o, "rss_anon_bytes", json_integer(mp->rss[MW_ANON]));
+	json_object_set_new(o, "rss_file_bytes", json_integer(mp->rss[MW_FILE]));
+	json_object_set_new(o, "rss_shmem_bytes", json_integer(mp->rss[MW_SHMEM]));
+	json_object_set_new(o, "swap_bytes", json_integer(mp->rss[MW_SWAP]));
+	json_object_set_new(o, "requested_bytes", json_integer(mp->requested));
+	json_object_set_new(o, "offset", json_integer(mp->pgoff));
+	json_object_set_new(o, "born_ns", json_integer(mp->born_ns > a->start_ns ?
+						       mp->born_ns - a->start_ns : 0));
+	if (mp->unmapped)
+		json_object_set_new(o, "died_ns", json_integer(mp->died_ns > a->start_ns ?
+							       mp->died_ns - a->start_ns : 0));
+	if (mp->rss_estimated)
+		json_object_set_new(o, "rss_estimated", json_true());
+	return o;
+}
+
+/* Rows past the cap, summed into one that says how many it holds. */
+static json_t *folded_json(struct mw_mapping **v, size_t from, size_t n,
+			   const struct mw_model *m)
+{
+	int64_t bytes = m->folded.end, rss = mapping_rss_total(&m->folded);
+	uint64_t faults = m->folded.faults, count = n - from + m->nfolded;
+
+	for (size_t i = from; i < n; i++) {
+		bytes += v[i]->end - v[i]->start;
+		rss += mapping_rss_total(v[i]);
+		faults += v[i]->faults;
+	}
+	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:I}",
+			 "start", "0x0", "end", "0x0", "bytes", (json_int_t)bytes,
+			 "perms", "----", "kind", "folded", "path", "",
+			 "rss_bytes", (json_int_t)rss, "rss_peak_bytes", (json_int_t)0,
+			 "faults", (json_int_t)faults, "unmapped", 0,
+			 "folded", (json_int_t)count);
+}
+
+static json_t *totals_json(const struct mw_account *a)
+{
+	const struct mw_proc *k = &a->kstate;
+	json_t *t = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "vm_bytes", (json_int_t)account_vm(a),
+			      "vm_peak_bytes", (json_int_t)account_vm_peak(a),
+			      "rss_bytes", (json_int_t)account_rss_total(a),
+			      "rss_peak_bytes", (json_int_t)account_rss_peak(a),
+			      "rss_anon_bytes", (json_int_t)account_rss(a, MW_ANON),
+			      "rss_file_bytes", (json_int_t)account_rss(a, MW_FILE),
+			      "rss_shmem_bytes", (json_int_t)account_rss(a, MW_SHMEM),
+			      "swap_bytes", (json_int_t)account_rss(a, MW_SWAP));
+
+	json_object_set_new(t, "faults", json_integer(k->faults + k->kfaults));
+	json_object_set_new(t, "user_faults", json_integer(k->faults));
+	json_object_set_new(t, "kernel_faults", json_integer(k->kfaults));
+	for (int op = MW_OP_MMAP; op < MW_NR_OPS; op++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "%s_calls", report_op_name(op));
+		json_object_set_new(t, key, json_integer(k->calls[op]));
+	}
+	json_object_set_new(t, "mapped_bytes", json_integer(k->mapped_bytes));
+	json_object_set_new(t, "unmapped_bytes", json_integer(k->unmapped_bytes));
+	json_object_set_new(t, "unattributed_rss_bytes", json_integer(account_unattributed(a)));
+	return t;
+}
+
+static json_t *diagnostics_json(const struct mw_account *a)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "lost_events_host", (json_int_t)a->lost_global,
+			 "seq_gaps", (json_int_t)a->seq_gaps,
+			 "resyncs", (json_int_t)a->resyncs,
+			 "vm_mismatches", (json_int_t)a->vm_mismatches,
+			 "slot_evictions", (json_int_t)a->kstate.slot_evictions,
+			 "model_vm_bytes", (json_int_t)model_vm_bytes(&a->model),
+			 "records", (json_int_t)a->records);
+}
+
+int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro)
+{
+	size_t n, shown;
+	struct mw_mapping **v = report_sorted_mappings(a, &n);
+	json_t *maps = json_array(), *o;
+
+	shown = MW_MIN(n, ro->max_mappings);
+	for (size_t i = 0; i < shown; i++)
+		json_array_append_new(maps, mapping_json(a, v[i]));
+	if (shown < n || a->model.nfolded)
+		json_array_append_new(maps, folded_json(v, shown, n, &a->model));
+	free(v);
+
+	o = json_pack("{s:s, s:i, s:o, s:I, s:o, s:o}",
+		      "type", "summary", "pid", a->pid, "comm", jstr(a->comm),
+		      "lost_events", (json_int_t)a->kstate.lost,
+		      "totals", totals_json(a), "mappings", maps);
+	json_object_set_new(o, "duration_ns", json_integer(a->end_ns > a->start_ns ?
+							   a->end_ns - a->start_ns : 0));
+	json_object_set_new(o, "exited", json_boolean(a->exited));
+	if (ro->cmd_status >= 0 && WIFEXITED(ro->cmd_status))
+		json_object_set_new(o, "exit_status", json_integer(WEXITSTATUS(ro->cmd_status)));
+	if (ro->cmd_status >= 0 && WIFSIGNALED(ro->cmd_status))
+		json_object_set_new(o, "exit_signal", json_integer(WTERMSIG(ro->cmd_status)));
+	json_object_set_new(o, "execs", json_integer(a->execs));
+	json_object_set_new(o, "diagnostics", diagnostics_json(a));
+	return emit(f, o);
+}

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report_text.c — the report a person reads, 80 columns wide.
+ * Names from other processes are printed with control bytes escaped, so a
+ * hostile path cannot drive the terminal.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "classify.h"
+#include "report.h"
+#include "util.h"
+
+/* "176.0M", "512K", "0": compact sizes for table columns. */
+static const char *size_short(int64_t v, char *buf, size_t len)
+{
+	uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
+	const char *sign = v < 0 ? "-" : "";
+
+	if (mag == 0)
+		snprintf(buf, len, "0");
+	else if (mag < 1024)
+		snprintf(buf, len, "%s%lluB", sign, (unsigned long long)mag);
+	else if (mag < (1ull << 20))
+		snprintf(buf, len, "%s%.0fK", sign, mag / 1024.0);
+	else if (mag < (1ull << 30))
+		snprintf(buf, len, "%s%.1fM", sign, mag / 1048576.0);
+	else
+		snprintf(buf, len, "%s%.2fG", sign, mag / 1073741824.0);
+	return buf;
+}
+
+/* Copy s escaping bytes a terminal would act on; keep the tail if long. */
+static const char *printable(const char *s, char *buf, size_t len, size_t width)
+{
+	char tmp[4200];
+	size_t k = 0, n;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < sizeof(tmp); p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			k += snprintf(tmp + k, sizeof(tmp) - k, "\\x%02x", *p);
+		else
+			tmp[k++] = *p;
+	}
+	tmp[k] = 0;
+	n = strlen(tmp);
+	if (width && n > width) {
+		memmove(tmp + 3, tmp + n - (width - 3), width - 2);
+		memcpy(tmp, "...", 3);
+	}
+	memcpy(buf, tmp, MW_MIN(strlen(tmp) + 1, len));
+	buf[len - 1] = 0;
+	return buf;
+}
+
+static void header(FILE *f, const struct mw_account *a, const struct report_opts *ro)
+{
+	char comm[64];
+	double secs = a->end_ns > a->start_ns ? (a->end_ns - a->start_ns) / 1e9 : 0;
+
+	printable(a->comm, comm, sizeof(comm), 0);
+	fprintf(f, "memwatch: PID %d (%s) ", a->pid, comm);
+	if (ro->cmd_status >= 0 && WIFEXITED(ro->cmd_status))
+		fprintf(f, "exited with status %d", WEXITSTATUS(ro->cmd_status));
+	else if (ro->cmd_status >= 0 && WIFSIGNALED(ro->cmd_status))
+		fprintf(f, "killed by signal %d", WTERMSIG(ro->cmd_status));
+	else if (a->exited)
+		fprintf(f, "exited");
+	else
+		fprintf(f, "still running");
+	fprintf(f, ", traced for %.2f s\n\n", secs);
+}
+
+static void totals(FILE *f, const struct mw_account *a)
+{
+	const struct mw_proc *k = &a->kstate;
+	char b1[32], b2[32];
+	int first = 1;
+
+	fprintf(f, "%-18s %12s %12s\n", "", "at end", "peak");
+	fprintf(f, "  %-16s %12s %12s\n", "VM size", mw_human(account_vm(a), b1, sizeof(b1)),
+		mw_human(account_vm_peak(a), b2, sizeof(b2)));
+	fprintf(f, "  %-16s %12s %12s\n", "RSS", mw_human(account_rss_total(a), b1, sizeof(b1)),
+		mw_human(account_rss_peak(a), b2, sizeof(b2)));
+	fprintf(f, "    %-14s %12s\n", "anon", mw_human(account_rss(a, MW_ANON), b1, sizeof(b1)));
+	fprintf(f, "    %-14s %12s\n", "file", mw_human(account_rss(a, MW_FILE), b1, sizeof(b1)));
+	fprintf(f, "    %-14s %12s\n", "shmem", mw_human(account_rss(a, MW_SHMEM), b1, sizeof(b1)));
+	if (account_rss(a, MW_SWAP))
+		fprintf(f, "    %-14s %12s\n", "swap", mw_human(account_rss(a, MW_SWAP), b1, sizeof(b1)));
+	fprintf(f, "  %-16s %12llu   (user %llu, in kernel %llu)\n", "page faults",
+		(unsigned long long)(k->faults + k->kfaults), (unsigned long long)k->faults,
+		(unsigned long long)k->kfaults);
+	fprintf(f, "  %-16s %12llu calls, VM mapped %s\n", "mmap",
+		(unsigned long long)k->calls[MW_OP_MMAP], mw_human(k->mapped_bytes, b1, sizeof(b1)));
+	fprintf(f, "  %-16s %12llu calls, VM unmapped %s\n", "munmap",
+		(unsigned long long)k->calls[MW_OP_MUNMAP], mw_human(k->unmapped_bytes, b1, sizeof(b1)));
+	fprintf(f, "  %-16s %12llu calls\n", "brk", (unsigned long long)k->calls[MW_OP_BRK]);
+	fprintf(f, "  %-16s %12llu calls\n", "mremap", (unsigned long long)k->calls[MW_OP_MREMAP]);
+	for (int op = MW_OP_MPROTECT; op < MW_NR_OPS; op++) {
+		if (!k->calls[op])
+			continue;
+		fprintf(f, "%s%s %llu", first ? "  also             " : ", ",
+			report_op_name(op), (unsigned long long)k->calls[op]);
+		first = 0;
+	}
+	if (!first)
+		fputc('\n', f);
+	fprintf(f, "  %-16s %12llu\n\n", "lost events", (unsigned long long)k->lost);
+}
+
+static void mapping_row(FILE *f, const struct mw_account *a, const struct mw_mapping *mp)
+{
+	char perms[5], buf[4200], shown[64], s1[16], s2[16], s3[16];
+	const char *path;
+
+	mapping_perms(mp, perms);
+	path = mapping_display_path(&a->model, mp, buf, sizeof(buf));
+	fprintf(f, "%12llx %s %-6s %7s %7s %7s %7llu %c%s\n",
+		(unsigned long long)mp->start, perms, mw_kind_name(mp->kind),
+		size_short(mp->end - mp->start, s1, sizeof(s1)),
+		size_short(mapping_rss_total(mp), s2, sizeof(s2)),
+		size_short(mp->rss_peak, s3, sizeof(s3)),
+		(unsigned long long)mp->faults, mp->unmapped ? '*' : ' ',
+		printable(path, shown, sizeof(shown), 20));
+}
+
+static void mappings(FILE *f, const struct mw_account *a, const struct report_opts *ro)
+{
+	size_t n, shown;
+	struct mw_mapping **v = report_sorted_mappings(a, &n);
+	char b1[32];
+
+	shown = MW_MIN(n, ro->max_mappings);
+	fprintf(f, "Mappings, largest first (%zu of %zu%s; * = unmapped during the trace)\n",
+		shown, n + a->model.nfolded, shown < n ? ", -m to show more" : "");
+	fprintf(f, "%12s %-4s %-6s %7s %7s %7s %7s  %s\n", "START", "PERM", "KIND",
+		"SIZE", "RSS", "PEAK", "FAULTS", "PATH");
+	for (size_t i = 0; i < shown; i++)
+		mapping_row(f, a, v[i]);
+	if (shown < n || a->model.nfolded)
+		fprintf(f, "%12s (%zu more mappings)\n", "...", n - shown + a->model.nfolded);
+	if (account_unattributed(a))
+		fprintf(f, "RSS not placed in any mapping: %s\n",
+			mw_human(account_unattributed(a), b1, sizeof(b1)));
+	free(v);
+}
+
+void report_text(FILE *f, const struct mw_account *a, const struct report_opts *ro)
+{
+	header(f, a, ro);
+	totals(f, a);
+	mappings(f, a, ro);
+	fflush(f);
+}

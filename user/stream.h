@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * stream.h — the interface between capture and analysis.
+ *
+ * Capture (BPF programs, ring buffer, /proc reads) produces a stream of these
+ * records; analysis (model, accounting, reports) consumes nothing else.  A
+ * recording is this stream written to a file, so 'memwatch report' can replay
+ * it through the same analysis.  Bump MW_STREAM_VERSION on any change here or
+ * to MW_ABI_VERSION in bpf/memwatch.h.
+ */
+#ifndef MW_STREAM_H
+#define MW_STREAM_H
+
+#include <stdint.h>
+
+#include "memwatch.h"
+
+#define MW_STREAM_VERSION	1
+
+enum mw_srec_kind {
+	MW_S_BPF = 1,	/* a ring-buffer record: struct mw_rec_hdr first */
+	MW_S_SEED,	/* struct mw_seed, then maps text, then mountinfo text */
+	MW_S_STATE,	/* struct mw_state: the kernel's aggregate for one pid */
+	MW_S_END,	/* struct mw_end: tracing of one pid is over */
+	MW_S_ORACLE,	/* struct mw_oracle_ans: a /proc/PID/pagemap answer */
+};
+
+struct mw_srec {
+	uint32_t kind;		/* enum mw_srec_kind */
+	uint32_t len;		/* bytes at data */
+	const void *data;
+};
+
+enum mw_seed_mode {
+	MW_SEED_ATTACH = 1,	/* smaps text: layout and per-mapping RSS */
+	MW_SEED_EXEC,		/* maps text after exec: new layout, RSS from 0 */
+	MW_SEED_RESYNC,		/* maps text: correct the layout, keep statistics */
+};
+
+struct mw_seed {
+	uint32_t pid;
+	uint32_t mode;		/* enum mw_seed_mode */
+	uint64_t ts;		/* CLOCK_MONOTONIC ns when read */
+	uint64_t start_brk, brk, start_stack;	/* /proc/PID/stat */
+	uint32_t maps_len;	/* bytes of maps/smaps text that follow */
+	uint32_t mountinfo_len;	/* bytes of mountinfo text after that */
+	char comm[MW_COMM_LEN];
+};
+
+struct mw_state {
+	uint32_t pid;
+	uint32_t final;		/* last one: its unharvested slots count too */
+	uint64_t ts;
+	uint64_t lost_global;	/* ring-buffer drops on the whole host */
+	struct mw_proc proc;
+};
+
+enum mw_end_how {
+	MW_END_EXITED = 1,	/* the process exited */
+	MW_END_DETACHED,	/* we stopped tracing (signal, duration) */
+};
+
+struct mw_end {
+	uint32_t pid;
+	uint32_t how;		/* enum mw_end_how */
+	int32_t wait_status;	/* as from waitpid(), when known; else -1 */
+	uint32_t pad;
+	uint64_t ts;
+};
+
+struct mw_oracle_ans {
+	uint32_t pid;
+	int32_t err;
+	uint64_t start, end;
+	uint64_t anon, file;
+};
+
+#endif /* MW_STREAM_H */

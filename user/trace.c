@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * trace.c — one tracing session.
+ *
+ * Order matters for exactness: the BPF programs are attached before the
+ * process is added to the traced set, and the process is added before its
+ * layout is read from /proc, so nothing that happens after the read can be
+ * missed (records that reach us for changes the read already shows are
+ * harmless: each states the kernel's VMAs, not a delta).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "launch.h"
+#include "preflight.h"
+#include "procfs.h"
+#include "seed.h"
+#include "trace.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t nsignals;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+	nsignals++;
+}
+
+struct session {
+	const struct trace_opts *o;
+	struct mw_account *acct;
+	struct mw_capture *cap;
+	pid_t pid;
+	bool alive;		/* the process still exists */
+};
+
+static void feed(struct session *s, const struct mw_srec *r)
+{
+	account_feed(s->acct, r);
+}
+
+static void feed_seed(struct session *s, enum mw_seed_mode mode)
+{
+	struct mw_seed *seed;
+	uint32_t len;
+	int err = seed_build(s->pid, mode, &seed, &len);
+
+	if (err) {
+		mw_dbg("cannot read /proc/%d for a %d seed: %s", s->pid, mode, strerror(-err));
+		return;
+	}
+	feed(s, &(struct mw_srec){ .kind = MW_S_SEED, .len = len, .data = seed });
+	free(seed);
+}
+
+/* Every ring-buffer record passes here on its way to the analysis. */
+static void sink(void *ctx, const struct mw_srec *r)
+{
+	struct session *s = ctx;
+	const struct mw_rec_hdr *h = r->data;
+
+	if (r->kind == MW_S_BPF && (r->len < sizeof(*h) || h->tgid != (uint32_t)s->pid))
+		return;
+	feed(s, r);
+	/* exec built a new address space without syscalls: read it now,
+	 * before anything that follows in the buffer is applied. */
+	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC)
+		feed_seed(s, MW_SEED_EXEC);
+}
+
+static int oracle_pagemap(void *ctx, uint64_t start, uint64_t end,
+			  uint64_t *anon, uint64_t *file)
+{
+	struct session *s = ctx;
+
+	if (!s->alive || s->acct->exited)
+		return -ESRCH;
+	return procfs_pagemap_rss(s->pid, start, end, anon, file);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);	/* a closed stdout is a write error */
+}
+
+static int start_target(struct session *s, const struct trace_opts *o)
+{
+	struct mw_proc init;
+	int err;
+
+	if (o->cmd) {
+		err = launch_start(o->cmd, &s->pid);
+		if (err)
+			return err;
+	} else {
+		s->pid = o->pid;
+	}
+	s->alive = true;
+	s->acct->pid = s->pid;
+	err = seed_proc_init(s->pid, o->cmd != NULL, &init);
+	if (!err)
+		err = capture_track(s->cap, s->pid, &init);
+	if (err) {
+		mw_err("cannot start tracing PID %d: %s", s->pid, strerror(-err));
+		if (o->cmd)
+			kill(s->pid, SIGKILL);
+		return err == -ENOENT ? MW_EXIT_NOPID : MW_EXIT_RUNTIME;
+	}
+	s->acct->start_ns = mw_now_ns();
+	feed_seed(s, MW_SEED_ATTACH);
+	if (o->cmd && launch_resume(s->pid)) {
+		kill(s->pid, SIGKILL);
+		return MW_EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* '-- CMD': reap the child when it exits; returns true once it has. */
+static bool reap_child(struct session *s, int *status, bool block)
+{
+	pid_t r;
+
+	do
+		r = waitpid(s->pid, status, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR);
+	if (r == s->pid && (WIFEXITED(*status) || WIFSIGNALED(*status))) {
+		s->alive = false;
+		return true;
+	}
+	return false;
+}
+
+/* In '-- CMD' mode signals go on to the command (as the terminal's SIGINT
+ * already does) and the trace ends when it exits; a second one ends it now. */
+static bool handle_signal(struct session *s, int *forwarded)
+{
+	if (!stop_signal)
+		return false;
+	if (!s->o->cmd || nsignals > 1)
+		return true;
+	if (*forwarded != stop_signal && stop_signal != SIGINT)
+		kill(s->pid, stop_signal);
+	*forwarded = stop_signal;
+	return false;
+}
+
+static void drain(struct session *s)
+{
+	while (capture_poll(s->cap, 0) > 0)
+		;
+}
+
+static void finish(struct session *s, bool exited, int status)
+{
+	struct mw_end end = {
+		.pid = s->pid,
+		.how = exited ? MW_END_EXITED : MW_END_DETACHED,
+		.wait_status = status,
+		.ts = mw_now_ns(),
+	};
+
+	drain(s);
+	if (s->alive && !s->acct->exited &&
+	    model_vm_bytes(&s->acct->model) != account_vm(s->acct))
+		s->acct->need_resync = true;
+	if (s->alive && !s->acct->exited && s->acct->need_resync)
+		feed_seed(s, MW_SEED_RESYNC);
+	capture_emit_state(s->cap, s->pid, 1);
+	feed(s, &(struct mw_srec){ .kind = MW_S_END, .len = sizeof(end), .data = &end });
+	capture_untrack(s->cap, s->pid);
+}
+
+static int loop(struct session *s, int *cmd_status)
+{
+	const struct trace_opts *o = s->o;
+	uint64_t deadline = o->duration > 0 ? mw_now_ns() + (uint64_t)(o->duration * 1e9) : 0;
+	uint64_t next_check = 0;
+	int forwarded = 0, status = -1, n;
+	bool exited = false;
+
+	for (;;) {
+		n = capture_poll(s->cap, 100);
+		if (n < 0 && n != -EINTR) {
+			mw_err("reading the ring buffer failed: %s", strerror(-n));
+			finish(s, false, -1);
+			return MW_EXIT_RUNTIME;
+		}
+		if (handle_signal(s, &forwarded))
+			break;
+		if (o->cmd && reap_child(s, &status, false)) {
+			exited = true;
+			break;
+		}
+		if (!o->cmd && s->acct->exited) {
+			exited = true;
+			break;
+		}
+		if (!o->cmd && mw_now_ns() >= next_check) {
+			/* The exit record can be lost like any other. */
+			next_check = mw_now_ns() + 500000000ull;
+			if (kill(s->pid, 0) && errno == ESRCH) {
+				exited = true;
+				break;
+			}
+		}
+		if (deadline && mw_now_ns() >= deadline)
+			break;
+		if (s->acct->need_resync && s->alive)
+			feed_seed(s, MW_SEED_RESYNC);
+	}
+	if (exited && !o->cmd)
+		s->alive = false;
+	finish(s, exited, status);
+	*cmd_status = status;
+	return 0;
+}
+
+int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_status)
+{
+	struct session s = { .o = o, .acct = acct };
+	struct mw_capture_opts co = {
+		.max_procs = o->max_procs,
+		.ringbuf_bytes = o->ringbuf_bytes,
+		.sink = sink,
+		.sink_ctx = &s,
+	};
+	int err;
+
+	*cmd_status = -1;
+	if ((err = preflight_privileges()) || (err = preflight_btf()) ||
+	    (err = preflight_tracefs()) || (err = preflight_kernel()))
+		return err;
+	if (!o->cmd && (err = preflight_pid(o->pid)))
+		return err;
+	acct->model.oracle = (struct mw_oracle){ .range_rss = oracle_pagemap, .ctx = &s };
+	err = capture_open(&s.cap, &co);
+	if (err)
+		return err;
+	install_signals();
+	err = start_target(&s, o);
+	if (!err) {
+		if (o->cmd)
+			mw_dbg("tracing %s (PID %d) from its first instruction", o->cmd[0], s.pid);
+		else
+			fprintf(stderr, "memwatch: tracing PID %d (%s); Ctrl-C to stop\n",
+				s.pid, acct->comm);
+		err = loop(&s, cmd_status);
+	}
+	acct->model.oracle.range_rss = NULL;
+	capture_close(s.cap);
+	return err;
+}

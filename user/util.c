@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* util.c — exit codes, error reporting, time and size formatting. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+int mw_verbose;
+
+void mw_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memwatch: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void mw_dbg(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!mw_verbose)
+		return;
+	fputs("memwatch: debug: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+uint64_t mw_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+const char *mw_human(int64_t bytes, char *buf, size_t len)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	uint64_t mag = bytes < 0 ? -(uint64_t)bytes : (uint64_t)bytes;
+	const char *sign = bytes < 0 ? "-" : "";
+	double v = (double)mag;
+	size_t u = 0;
+
+	if (mag < 1024) {
+		snprintf(buf, len, "%s%llu B", sign, (unsigned long long)mag);
+		return buf;
+	}
+	while (v >= 1024 && u + 1 < MW_ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%s%.1f %s", sign, v, units[u]);
+	return buf;
+}
+
+static void *check_alloc(void *p)
+{
+	if (!p) {
+		mw_err("out of memory");
+		exit(MW_EXIT_RUNTIME);
+	}
+	return p;
+}
+
+void *mw_xcalloc(size_t n, size_t size)
+{
+	return check_alloc(calloc(n ? n : 1, size ? size : 1));
+}
+
+void *mw_xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size) {
+		mw_err("out of memory");
+		exit(MW_EXIT_RUNTIME);
+	}
+	return check_alloc(realloc(p, n && size ? n * size : 1));
+}
+
+char *mw_xstrdup(const char *s)
+{
+	return check_alloc(strdup(s ? s : ""));
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* util.h — exit codes, error reporting, time and size formatting. */
+#ifndef MW_UTIL_H
+#define MW_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Exit codes: each failure a user can cause has its own.  In '-- CMD' mode a
+ * successful trace exits with CMD's status instead (128+N if killed by
+ * signal N), and 126/127 when CMD cannot be run, as shells do.
+ * Keep README.md's table in step with this list.
+ */
+enum mw_exit {
+	MW_EXIT_OK = 0,
+	MW_EXIT_RUNTIME = 1,	/* unexpected failure while tracing */
+	MW_EXIT_USAGE = 2,	/* bad option or argument */
+	MW_EXIT_PERM = 3,	/* not root / missing CAP_BPF, CAP_PERFMON */
+	MW_EXIT_NOBTF = 4,	/* kernel has no BTF (/sys/kernel/btf/vmlinux) */
+	MW_EXIT_TRACEFS = 5,	/* tracefs not mounted and cannot be mounted */
+	MW_EXIT_NOPID = 6,	/* PID missing, a kernel thread, a zombie, ourselves */
+	MW_EXIT_OUTPUT = 7,	/* output file cannot be written */
+	MW_EXIT_BPF = 8,	/* BPF programs failed to load or attach */
+	MW_EXIT_KERNEL = 9,	/* kernel lacks a required feature */
+	MW_EXIT_NOEXEC = 126,	/* CMD found but not executable */
+	MW_EXIT_NOTFOUND = 127,	/* CMD not found */
+};
+
+/* "memwatch: <message>\n" on stderr. */
+void mw_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Verbose diagnostics (-v). */
+extern int mw_verbose;
+void mw_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+uint64_t mw_now_ns(void);	/* CLOCK_MONOTONIC, the clock BPF stamps with */
+
+/* "1.5 MiB", "512 B", "-3.0 MiB": binary units, one decimal. */
+const char *mw_human(int64_t bytes, char *buf, size_t len);
+
+void *mw_xcalloc(size_t n, size_t size);
+void *mw_xrealloc(void *p, size_t n, size_t size);
+char *mw_xstrdup(const char *s);
+
+#define MW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MW_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MW_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+#endif /* MW_UTIL_H */

@@ -7,6 +7,12 @@
  * while the call runs belong to its range.  At exit we read the kernel's
  * VMAs over the range and stream one mw_op_rec, preceded by the harvest of
  * the attribution slots.
+ *
+ * We hook the raw syscall tracepoints and pick our calls by number: two
+ * attachments instead of one classic tracepoint per call and direction,
+ * each of which costs an RCU grace period to detach (seconds in all on a
+ * small VM).  The filter is a switch on the number, before any map lookup.
+ * 64-bit processes only: compat (32-bit) syscall numbers differ.
  */
 #ifndef MW_SYSCALLS_BPF_H
 #define MW_SYSCALLS_BPF_H
@@ -15,22 +21,60 @@
 #define MW_MREMAP_DONTUNMAP	4
 #define MW_MAX_ERRNO		4095
 
-/*
- * nargs: how many arguments this syscall's tracepoint record holds.  Reading
- * past the record makes the attach fail with EACCES (the kernel checks the
- * program's highest context offset against the record size).
- */
-static __always_inline int sys_enter(struct trace_event_raw_sys_enter *ctx,
-				     __u32 op, int nargs)
+#if defined(__TARGET_ARCH_x86)
+enum {	/* arch/x86/entry/syscalls/syscall_64.tbl */
+	MW_NR_mmap = 9, MW_NR_mprotect = 10, MW_NR_munmap = 11, MW_NR_brk = 12,
+	MW_NR_mremap = 25, MW_NR_madvise = 28, MW_NR_shmat = 30, MW_NR_shmdt = 67,
+	MW_NR_mlock = 149, MW_NR_munlock = 150, MW_NR_prctl = 157,
+	MW_NR_mlock2 = 325, MW_NR_pkey_mprotect = 329, MW_NR_mseal = 462,
+};
+#define MW_SYSCALL_NR(regs)	BPF_CORE_READ(regs, orig_ax)
+#define MW_SYSCALL_ARG6(regs)	BPF_CORE_READ(regs, r9)	/* libbpf 1.1 has no PARM6 */
+#elif defined(__TARGET_ARCH_arm64)
+enum {	/* include/uapi/asm-generic/unistd.h */
+	MW_NR_mmap = 222, MW_NR_mprotect = 226, MW_NR_munmap = 215, MW_NR_brk = 214,
+	MW_NR_mremap = 216, MW_NR_madvise = 233, MW_NR_shmat = 196, MW_NR_shmdt = 197,
+	MW_NR_mlock = 228, MW_NR_munlock = 229, MW_NR_prctl = 167,
+	MW_NR_mlock2 = 284, MW_NR_pkey_mprotect = 288, MW_NR_mseal = 462,
+};
+#define MW_SYSCALL_NR(regs)	BPF_CORE_READ((struct user_pt_regs *)(regs), regs[8])
+#define MW_SYSCALL_ARG6(regs)	BPF_CORE_READ((struct user_pt_regs *)(regs), regs[5])
+#else
+#error "memwatch: syscall numbers for this architecture are missing"
+#endif
+
+static __always_inline __u32 syscall_op(long nr)
+{
+	switch (nr) {
+	case MW_NR_mmap:		return MW_OP_MMAP;
+	case MW_NR_munmap:		return MW_OP_MUNMAP;
+	case MW_NR_mremap:		return MW_OP_MREMAP;
+	case MW_NR_brk:			return MW_OP_BRK;
+	case MW_NR_mprotect:
+	case MW_NR_pkey_mprotect:	return MW_OP_MPROTECT;
+	case MW_NR_madvise:		return MW_OP_MADVISE;
+	case MW_NR_mlock:
+	case MW_NR_mlock2:
+	case MW_NR_munlock:		return MW_OP_MLOCK;
+	case MW_NR_mseal:		return MW_OP_MSEAL;
+	case MW_NR_shmat:		return MW_OP_SHMAT;
+	case MW_NR_shmdt:		return MW_OP_SHMDT;
+	case MW_NR_prctl:		return MW_OP_PRCTL_VMA;
+	default:			return MW_OP_NONE;
+	}
+}
+
+static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 {
 	struct mw_proc *p = proc_lookup(current_tgid());
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct mw_thread *t;
+	__u64 arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
 
 	if (!p || (p->flags & MW_PROC_DEAD))
 		return 0;
-	if (op == MW_OP_PRCTL_VMA && ctx->args[0] != MW_PR_SET_VMA)
+	if (op == MW_OP_PRCTL_VMA && arg0 != MW_PR_SET_VMA)
 		return 0;
 	task = bpf_get_current_task_btf();
 	t = thread_get(task, true);
@@ -39,13 +83,12 @@ static __always_inline int sys_enter(struct trace_event_raw_sys_enter *ctx,
 	mm = BPF_CORE_READ(task, mm);
 	t->fault_live = 0;
 	t->sys_op = op;
-	/* ctx is read at constant offsets only (verifier rule). */
-	t->sys_args[0] = ctx->args[0];
-	t->sys_args[1] = nargs > 1 ? ctx->args[1] : 0;
-	t->sys_args[2] = nargs > 2 ? ctx->args[2] : 0;
-	t->sys_args[3] = nargs > 3 ? ctx->args[3] : 0;
-	t->sys_args[4] = nargs > 4 ? ctx->args[4] : 0;
-	t->sys_args[5] = nargs > 5 ? ctx->args[5] : 0;
+	t->sys_args[0] = arg0;
+	t->sys_args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	t->sys_args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	t->sys_args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	t->sys_args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+	t->sys_args[5] = MW_SYSCALL_ARG6(regs);
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		t->sys_rss[m] = 0;
 	t->sys_vm_before = BPF_CORE_READ(mm, total_vm);
@@ -55,7 +98,7 @@ static __always_inline int sys_enter(struct trace_event_raw_sys_enter *ctx,
 	} else if (op == MW_OP_SHMDT) {
 		struct vma_probe pr = {};
 
-		if (vma_at(task, ctx->args[0], &pr) == 0) {
+		if (vma_at(task, arg0, &pr) == 0) {
 			t->sys_aux[0] = pr.start;
 			t->sys_aux[1] = pr.end;
 		}
@@ -139,7 +182,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 	return true;
 }
 
-static __always_inline int sys_exit(struct trace_event_raw_sys_exit *ctx)
+static __always_inline int sys_exit(__s64 ret)
 {
 	__u32 tgid = current_tgid(), op;
 	struct mw_proc *p = proc_lookup(tgid);
@@ -148,7 +191,6 @@ static __always_inline int sys_exit(struct trace_event_raw_sys_exit *ctx)
 	struct mw_thread *t;
 	union mw_scratch *sc;
 	struct mw_op_rec *rec;
-	__s64 ret = ctx->ret;
 	__u64 total_vm, size;
 
 	if (!p)
@@ -205,31 +247,20 @@ static __always_inline int sys_exit(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-#define MW_TRACE_SYSCALL(name, op, nargs)					\
-SEC("tracepoint/syscalls/sys_enter_" #name)					\
-int name##_enter(struct trace_event_raw_sys_enter *ctx)				\
-{										\
-	return sys_enter(ctx, op, nargs);					\
-}										\
-SEC("tracepoint/syscalls/sys_exit_" #name)					\
-int name##_exit(struct trace_event_raw_sys_exit *ctx)				\
-{										\
-	return sys_exit(ctx);							\
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+{
+	__u32 op = syscall_op(id);
+
+	return op ? sys_enter(regs, op) : 0;
 }
 
-MW_TRACE_SYSCALL(mmap, MW_OP_MMAP, 6)
-MW_TRACE_SYSCALL(munmap, MW_OP_MUNMAP, 2)
-MW_TRACE_SYSCALL(mremap, MW_OP_MREMAP, 5)
-MW_TRACE_SYSCALL(brk, MW_OP_BRK, 1)
-MW_TRACE_SYSCALL(mprotect, MW_OP_MPROTECT, 3)
-MW_TRACE_SYSCALL(pkey_mprotect, MW_OP_MPROTECT, 4)
-MW_TRACE_SYSCALL(madvise, MW_OP_MADVISE, 3)
-MW_TRACE_SYSCALL(mlock, MW_OP_MLOCK, 2)
-MW_TRACE_SYSCALL(mlock2, MW_OP_MLOCK, 3)
-MW_TRACE_SYSCALL(munlock, MW_OP_MLOCK, 2)
-MW_TRACE_SYSCALL(mseal, MW_OP_MSEAL, 3)		/* 6.10+: optional */
-MW_TRACE_SYSCALL(shmat, MW_OP_SHMAT, 3)
-MW_TRACE_SYSCALL(shmdt, MW_OP_SHMDT, 1)
-MW_TRACE_SYSCALL(prctl, MW_OP_PRCTL_VMA, 5)
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+{
+	if (!syscall_op(MW_SYSCALL_NR(regs)))
+		return 0;
+	return sys_exit(ret);
+}
 
 #endif /* MW_SYSCALLS_BPF_H */

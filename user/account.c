@@ -498,6 +498,19 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		if (r->len >= sizeof(struct mw_state))
 			apply_state(a, r->data);
 		break;
+	case MW_S_UNLINKED:
+		if (r->len >= sizeof(struct mw_unlinked)) {
+			const struct mw_unlinked *u = r->data;
+
+			for (size_t i = 0; i < a->model.nlive; i++) {
+				struct mw_mapping *mp = a->model.live[i];
+
+				if (mp->has_file && mp->ino == u->ino &&
+				    mp->dev_major == u->dev_major && mp->dev_minor == u->dev_minor)
+					mp->deleted = true;
+			}
+		}
+		break;
 	case MW_S_END:
 		if (r->len >= sizeof(struct mw_end)) {
 			const struct mw_end *e = r->data;

@@ -39,32 +39,11 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* Optional programs: attach what this kernel has, say what it lacks. */
-static void drop_missing_programs(struct memwatch_bpf *s)
+/* Attach what this kernel has; say what it lacks. */
+static void drop_missing_programs(struct mw_capture *c)
 {
-	static const struct {
-		const char *call;
-	} optional_calls[] = { { "mseal" }, { "pkey_mprotect" }, { "mlock2" } };
-	struct bpf_program *prog;
+	struct memwatch_bpf *s = c->skel;
 
-	for (size_t i = 0; i < MW_ARRAY_SIZE(optional_calls); i++) {
-		char enter[64], exit_[64], name[64];
-
-		snprintf(enter, sizeof(enter), "sys_enter_%s", optional_calls[i].call);
-		snprintf(exit_, sizeof(exit_), "sys_exit_%s", optional_calls[i].call);
-		if (tracepoint_exists("syscalls", enter) && tracepoint_exists("syscalls", exit_))
-			continue;
-		mw_dbg("no %s syscall tracepoint on this kernel: not traced",
-		       optional_calls[i].call);
-		snprintf(name, sizeof(name), "%s_enter", optional_calls[i].call);
-		prog = bpf_object__find_program_by_name(s->obj, name);
-		if (prog)
-			bpf_program__set_autoload(prog, false);
-		snprintf(name, sizeof(name), "%s_exit", optional_calls[i].call);
-		prog = bpf_object__find_program_by_name(s->obj, name);
-		if (prog)
-			bpf_program__set_autoload(prog, false);
-	}
 	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault")) {
 		bpf_program__set_autoload(s->progs.page_fault_user, false);
 		bpf_program__set_autoload(s->progs.page_fault_kernel, false);
@@ -90,7 +69,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->skel->rodata->tgid_self = getpid();
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
 	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
-	drop_missing_programs(c->skel);
+	drop_missing_programs(c);
 
 	err = memwatch_bpf__load(c->skel);
 	if (err) {

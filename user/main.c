@@ -42,7 +42,7 @@ static const struct argp_option options[] = {
 	{ "json", 'j', "FILE", 0, "Write newline-delimited JSON to FILE ('-' for stdout); the last line is the summary", 0 },
 	{ "output", 'o', "FILE", 0, "Write the text report to FILE instead of stdout", 0 },
 	{ "quiet", 'q', NULL, 0, "No text report", 0 },
-	{ "max-mappings", 'm', "N", 0, "Show at most N mappings, folding the rest into one row (default: 25 in text, 500 in JSON)", 0 },
+	{ "max-mappings", 'm', "N", 0, "Show at most N mappings, folding the rest into one row (default: 25 in text, 1000 in JSON)", 0 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two (default 8 MiB)", 0 },
 	{ "max-unmapped", OPT_MAX_DEAD, "N", 0, "Keep at most N unmapped mappings, summing the rest (default 100000)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (twice: libbpf debug output)", 0 },
@@ -189,6 +189,7 @@ int main(int argc, char **argv)
 	FILE *json = NULL, *text = NULL;
 	int err, status, out_err = 0;
 
+	argv[0] = "memwatch";	/* getopt's messages name argv[0] */
 	argp_program_version = "memwatch " MW_VERSION;
 	argp_err_exit_status = MW_EXIT_USAGE;
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &c);
@@ -206,7 +207,7 @@ int main(int argc, char **argv)
 	}
 	ro.cmd_status = status;
 	if (json) {
-		ro.max_mappings = c.max_mappings >= 0 ? (size_t)c.max_mappings : 500;
+		ro.max_mappings = c.max_mappings >= 0 ? (size_t)c.max_mappings : 1000;
 		if (report_json_start(json, &acct) || report_json_summary(json, &acct, &ro))
 			out_err = MW_EXIT_OUTPUT;
 		out_err = close_output(json, c.json_path) ?: out_err;

@@ -26,16 +26,18 @@ const char *report_op_name(int op)
 	return op >= 0 && op < MW_NR_OPS ? op_names[op] : "?";
 }
 
+/* Live mappings first, then those unmapped during the trace; each group
+ * largest first. */
 static int by_size_desc(const void *x, const void *y)
 {
 	const struct mw_mapping *a = *(struct mw_mapping *const *)x;
 	const struct mw_mapping *b = *(struct mw_mapping *const *)y;
 	uint64_t sa = a->end - a->start, sb = b->end - b->start;
 
-	if (sa != sb)
-		return sa < sb ? 1 : -1;
 	if (a->unmapped != b->unmapped)
 		return a->unmapped ? 1 : -1;
+	if (sa != sb)
+		return sa < sb ? 1 : -1;
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 

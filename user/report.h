@@ -13,7 +13,7 @@ struct report_opts {
 	int cmd_status;		/* wait status of '-- CMD', -1 if none */
 };
 
-/* All mappings, live and unmapped, largest first (caller frees the array). */
+/* Live mappings, then unmapped ones, each largest first (caller frees). */
 struct mw_mapping **report_sorted_mappings(const struct mw_account *a, size_t *n);
 const char *report_op_name(int op);
 

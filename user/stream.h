@@ -23,6 +23,7 @@ enum mw_srec_kind {
 	MW_S_STATE,	/* struct mw_state: the kernel's aggregate for one pid */
 	MW_S_END,	/* struct mw_end: tracing of one pid is over */
 	MW_S_ORACLE,	/* struct mw_oracle_ans: a /proc/PID/pagemap answer */
+	MW_S_UNLINKED,	/* struct mw_unlinked: a mapped file has been deleted */
 };
 
 struct mw_srec {
@@ -73,6 +74,13 @@ struct mw_oracle_ans {
 	int32_t err;
 	uint64_t start, end;
 	uint64_t anon, file;
+};
+
+/* Unlinking a mapped file changes /proc's "(deleted)" with no event in the
+ * address space; capture checks the files it saw when tracing ends. */
+struct mw_unlinked {
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
 };
 
 #endif /* MW_STREAM_H */

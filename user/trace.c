@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -163,6 +164,25 @@ static void drain(struct session *s)
 		;
 }
 
+/* Files still mapped whose name is gone now show "(deleted)" in /proc. */
+static void note_unlinked_files(struct session *s)
+{
+	const struct mw_model *m = &s->acct->model;
+
+	for (size_t i = 0; i < m->nlive; i++) {
+		const struct mw_mapping *mp = m->live[i];
+		struct mw_unlinked u = { mp->ino, mp->dev_major, mp->dev_minor };
+		struct stat st;
+
+		if (!mp->has_file || mp->deleted || !mp->path || mp->path[0] != '/')
+			continue;
+		/* Inode only: st_dev differs from the mapping's s_dev on btrfs. */
+		if (stat(mp->path, &st) == 0 && st.st_ino == mp->ino)
+			continue;
+		feed(s, &(struct mw_srec){ .kind = MW_S_UNLINKED, .len = sizeof(u), .data = &u });
+	}
+}
+
 static void finish(struct session *s, bool exited, int status)
 {
 	struct mw_end end = {
@@ -178,6 +198,7 @@ static void finish(struct session *s, bool exited, int status)
 		s->acct->need_resync = true;
 	if (s->alive && !s->acct->exited && s->acct->need_resync)
 		feed_seed(s, MW_SEED_RESYNC);
+	note_unlinked_files(s);
 	capture_emit_state(s->cap, s->pid, 1);
 	feed(s, &(struct mw_srec){ .kind = MW_S_END, .len = sizeof(end), .data = &end });
 	capture_untrack(s->cap, s->pid);
@@ -246,9 +267,11 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	if (!o->cmd && (err = preflight_pid(o->pid)))
 		return err;
 	acct->model.oracle = (struct mw_oracle){ .range_rss = oracle_pagemap, .ctx = &s };
+	mw_dbg("preflight done");
 	err = capture_open(&s.cap, &co);
 	if (err)
 		return err;
+	mw_dbg("BPF programs attached");
 	install_signals();
 	err = start_target(&s, o);
 	if (!err) {
@@ -260,6 +283,8 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		err = loop(&s, cmd_status);
 	}
 	acct->model.oracle.range_rss = NULL;
+	mw_dbg("trace done, detaching");
 	capture_close(s.cap);
+	mw_dbg("detached");
 	return err;
 }

@@ -26,7 +26,7 @@ void mw_dbg(const char *fmt, ...)
 
 	if (!mw_verbose)
 		return;
-	fputs("memwatch: debug: ", stderr);
+	fprintf(stderr, "memwatch: debug: %.3f: ", mw_now_ns() / 1e9);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

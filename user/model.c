@@ -135,8 +135,10 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	}
 	for (int i = 0; i < MW_NR_MEMBERS; i++)
 		rest->rss[i] = total[i] - meas->rss[i];
-	if (!measured && mapping_rss_total(a) + total[MW_SWAP] != 0 &&
-	    mapping_rss_total(meas) != 0 && mapping_rss_total(rest) != 0) {
+	/* Any RSS divided by size is a guess, also when page rounding put
+	 * all of it on one side (a->rss is already a's share here). */
+	if (!measured && (total[MW_FILE] || total[MW_ANON] || total[MW_SHMEM] ||
+			  total[MW_SWAP])) {
 		a->rss_estimated = true;
 		b->rss_estimated = true;
 	}

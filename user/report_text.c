@@ -126,21 +126,34 @@ static void mapping_row(FILE *f, const struct mw_account *a, const struct mw_map
 		printable(path, shown, sizeof(shown), 20));
 }
 
-static void mappings(FILE *f, const struct mw_account *a, const struct report_opts *ro)
+static void mapping_section(FILE *f, const struct mw_account *a,
+			    struct mw_mapping **v, size_t n, size_t max,
+			    const char *title, size_t folded)
 {
-	size_t n, shown;
-	struct mw_mapping **v = report_sorted_mappings(a, &n);
-	char b1[32];
+	size_t shown = MW_MIN(n, max);
 
-	shown = MW_MIN(n, ro->max_mappings);
-	fprintf(f, "Mappings, largest first (%zu of %zu%s; * = unmapped during the trace)\n",
-		shown, n + a->model.nfolded, shown < n ? ", -m to show more" : "");
+	if (!n && !folded)
+		return;
+	fprintf(f, "%s, largest first (%zu of %zu)\n", title, shown, n + folded);
 	fprintf(f, "%12s %-4s %-6s %7s %7s %7s %7s  %s\n", "START", "PERM", "KIND",
 		"SIZE", "RSS", "PEAK", "FAULTS", "PATH");
 	for (size_t i = 0; i < shown; i++)
 		mapping_row(f, a, v[i]);
-	if (shown < n || a->model.nfolded)
-		fprintf(f, "%12s (%zu more mappings)\n", "...", n - shown + a->model.nfolded);
+	if (shown < n + folded)
+		fprintf(f, "%12s (%zu more; -m N shows more)\n", "...", n + folded - shown);
+	fputc('\n', f);
+}
+
+/* Live mappings, then what was unmapped during the trace (RSS as it went). */
+static void mappings(FILE *f, const struct mw_account *a, const struct report_opts *ro)
+{
+	size_t n, nlive = a->model.nlive;
+	struct mw_mapping **v = report_sorted_mappings(a, &n);
+	char b1[32];
+
+	mapping_section(f, a, v, nlive, ro->max_mappings, "Mappings at the end", 0);
+	mapping_section(f, a, v + nlive, n - nlive, MW_MAX(ro->max_mappings / 2, 1),
+			"Unmapped during the trace (RSS when unmapped)", a->model.nfolded);
 	if (account_unattributed(a))
 		fprintf(f, "RSS not placed in any mapping: %s\n",
 			mw_human(account_unattributed(a), b1, sizeof(b1)));

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# setup.sh — install what memwatch needs to build, run and test, from
+# Debian's packages (Debian 12 or later; Ubuntu 22.04+ has the same names).
+# Run as root.  Installs nothing that is already there.
+
+set -euo pipefail
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "setup.sh: run as root: sudo ./scripts/setup.sh" >&2
+	exit 1
+fi
+
+pkgs=(
+	make gcc clang llvm bpftool	# build: BPF objects, skeletons
+	libbpf-dev libelf-dev zlib1g-dev libjansson-dev pkg-config
+	python3 util-linux procps sudo	# tests: e2e runner, setpriv
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup.sh: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+	echo "setup.sh: warning: this kernel has no BTF (/sys/kernel/btf/vmlinux);" \
+	     "memwatch needs CONFIG_DEBUG_INFO_BTF=y" >&2
+fi
+echo "setup.sh: ready (kernel $(uname -r))"

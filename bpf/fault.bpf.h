@@ -38,6 +38,7 @@ static __always_inline void on_fault(__u64 addr, bool user)
 	struct mw_thread *t;
 	struct vma_probe pr = {};
 	__u32 seq;
+	long err;
 
 	if (!p || (p->flags & MW_PROC_DEAD))
 		return;
@@ -57,13 +58,20 @@ static __always_inline void on_fault(__u64 addr, bool user)
 	/* Most faults land in the VMA the previous one did: skip the lookup
 	 * while no structural change has happened since. */
 	seq = p->seq;
+	t->fault_busy = 0;
 	if (t->cache_seq == seq && addr >= t->cache_start && addr < t->cache_end) {
 		t->fault_vma = t->cache_start;
-	} else if (vma_at(task, addr, &pr) == 0) {
+	} else if ((err = vma_at(task, addr, &pr)) == 0) {
 		t->cache_start = pr.start;
 		t->cache_end = pr.end;
 		t->cache_seq = seq;
 		t->fault_vma = pr.start;
+	} else if (err == -16 /* EBUSY: another thread is changing the mm */) {
+		/* Any address inside the VMA will do: the loader looks the
+		 * key up as "the mapping containing it". */
+		t->cache_end = 0;
+		t->fault_vma = addr & MW_PAGE_MASK;
+		t->fault_busy = 1;
 	} else {
 		t->cache_end = 0;
 		t->fault_vma = 0;
@@ -131,40 +139,126 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 	t->fault_vma = rec->start;
 }
 
-static __always_inline void attribute_rss(struct mw_proc *p, __u32 tgid,
-					  __u32 member, __s64 delta)
+/* ---- the packed last change of one counter (bpf/memwatch.h) -------- */
+
+static __always_inline __u64 w_pack(__s64 pages, __u32 slot1, __s64 dpages)
+{
+	__u64 d = dpages > 32767 || dpages < -32767 ? 0 : (__u64)dpages & 0xffff;
+
+	return ((__u64)pages << MW_W_VAL_SHIFT) | (d << MW_W_DELTA_SHIFT) |
+	       (slot1 & MW_W_SLOT_MASK);
+}
+
+static __always_inline __s64 w_val(__u64 w)
+{
+	return (__s64)(w >> MW_W_VAL_SHIFT);
+}
+
+static __always_inline __s64 w_delta(__u64 w)
+{
+	return (__s16)((w >> MW_W_DELTA_SHIFT) & 0xffff);
+}
+
+/*
+ * kmem:rss_stat changes the counter, computes its value, then runs us; on two
+ * CPUs both changes can land before either value is computed, or the values
+ * can reach us in the other order.  Either way the change that reaches us
+ * first carries both, and ours arrives with a value equal to it or strictly
+ * inside its jump.  One atomic exchange of the packed word gives us the
+ * previous change's value, size and slot together, so we can take our part
+ * back for our own mapping: exactly, when our value is inside the jump; half
+ * of it when the values are equal (concurrent anonymous faults change RSS by
+ * the same amount, a page or a huge page; file fault-around does not, so
+ * file pages stay where they landed).  Process totals never depend on this.
+ */
+static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slot1,
+				      __s64 pages, __u64 w_old, __u64 mine)
+{
+	__u32 prev_slot1 = w_old & MW_W_SLOT_MASK;
+	__s64 old = w_val(w_old), dprev = w_delta(w_old), prev_old = old - dprev, mv;
+	struct mw_slot *from, *to;
+
+	if (!slot1 || !prev_slot1 || prev_slot1 == slot1 || !dprev)
+		return false;
+	if ((prev_old < pages && pages < old) || (prev_old > pages && pages > old))
+		mv = pages - prev_old;		/* we came second, computed first */
+	else if (pages == old && member != MW_FILE && (dprev >= 2 || dprev <= -2))
+		mv = dprev > 0 ? dprev >> 1 : -((-dprev) >> 1); /* both changed first */
+	else
+		return false;
+	from = &p->slots[(prev_slot1 - 1) & (MW_SLOTS - 1)];
+	to = &p->slots[(slot1 - 1) & (MW_SLOTS - 1)];
+	slot_add_rss(from, member, -(mv << MW_PAGE_SHIFT));
+	slot_add_rss(to, member, mv << MW_PAGE_SHIFT);
+	if (__sync_val_compare_and_swap(&p->rss_word[member & (MW_NR_MEMBERS - 1)], mine,
+					w_pack(old, prev_slot1, dprev - mv)) == mine)
+		p->rss[member & (MW_NR_MEMBERS - 1)] = old << MW_PAGE_SHIFT;
+	p->reorders++;
+	return true;
+}
+
+/* Which slot (index + 1) owns a change made by the current thread now:
+ * the VMA of the fault it is in.  0: none (a syscall's, or unknown). */
+static __always_inline __u32 change_slot(struct mw_proc *p, __u32 tgid,
+					 struct task_struct *task, struct mw_thread *t)
+{
+	struct mw_slot *s;
+
+	if (!t || t->sys_op || !t->fault_live || task_faults_done(task) != t->fault_flt)
+		return 0;
+	if (!t->fault_vma)
+		note_vm_growth(p, tgid, t);
+	if (!t->fault_vma)
+		return 0;
+	s = slot_get(p, tgid, t->fault_vma);
+	return s ? (__u32)(s - p->slots) + 1 : 0;
+}
+
+/* Record one counter change of a traced process made by its own thread. */
+static __always_inline void own_change(struct mw_proc *p, __u32 tgid, __u32 member,
+				       __s64 size)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mw_thread *t = thread_get(task, false);
-	struct mw_slot *s;
+	__s64 pages = size >> MW_PAGE_SHIFT, delta;
+	__u32 slot1 = member == MW_SWAP ? 0 : change_slot(p, tgid, task, t);
+	__u64 mine = w_pack(pages, slot1, 0), w_old;
 
-	if (t && t->sys_op) {
-		if (member < MW_NR_MEMBERS)
-			t->sys_rss[member] += delta;
+	member &= MW_NR_MEMBERS - 1;
+	w_old = __sync_lock_test_and_set(&p->rss_word[member], mine);
+	if (overtaken(p, member, slot1, pages, w_old, mine))
 		return;
-	}
-	/* Still inside the fault we saw begin?  Its VMA owns the change. */
-	if (t && t->fault_live && task_faults_done(task) == t->fault_flt) {
-		if (!t->fault_vma)
-			note_vm_growth(p, tgid, t);
-		if (t->fault_vma) {
-			s = slot_get(p, tgid, t->fault_vma);
-			if (s) {
-				slot_add_rss(s, member, delta);
-				return;
-			}
-		}
-	}
-	if (member < MW_NR_MEMBERS)
+	p->rss[member] = size;
+	delta = (pages - w_val(w_old)) << MW_PAGE_SHIFT;
+	/* Publish this change's size for the next one to check against. */
+	__sync_val_compare_and_swap(&p->rss_word[member], mine,
+				    w_pack(pages, slot1, pages - w_val(w_old)));
+	if (t && t->sys_op)
+		t->sys_rss[member] += delta;
+	else if (slot1)
+		slot_add_rss(&p->slots[(slot1 - 1) & (MW_SLOTS - 1)], member, delta);
+	else
 		__sync_fetch_and_add(&p->unattributed[member], delta);
 }
 
-static __always_inline void note_rss(struct mw_proc *p, __u32 member, __s64 size)
+/* A change made from another context: reclaim, khugepaged, ptrace peeks. */
+static __always_inline void external_change(struct mw_proc *p, __u32 member, __s64 size)
 {
-	__s64 sum;
+	__s64 pages = size >> MW_PAGE_SHIFT;
+	__u64 w_old;
 
-	sum = p->rss[MW_FILE] + p->rss[MW_ANON] + p->rss[MW_SHMEM];
-	if (member != MW_SWAP && sum > (__s64)p->rss_peak)
+	member &= MW_NR_MEMBERS - 1;
+	w_old = __sync_lock_test_and_set(&p->rss_word[member], w_pack(pages, 0, 0));
+	p->rss[member] = size;
+	__sync_fetch_and_add(&p->external[member],
+			     (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+}
+
+static __always_inline void note_rss(struct mw_proc *p)
+{
+	__s64 sum = p->rss[MW_FILE] + p->rss[MW_ANON] + p->rss[MW_SHMEM];
+
+	if (sum > (__s64)p->rss_peak)
 		p->rss_peak = sum;
 }
 
@@ -172,7 +266,7 @@ SEC("tracepoint/kmem/rss_stat")
 int rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
 	__u32 member = ctx->member, mm_id = ctx->mm_id, tgid = current_tgid();
-	__s64 size = ctx->size, old;
+	__s64 size = ctx->size;
 	struct mw_proc *p = NULL;
 	__u32 *owner;
 
@@ -195,11 +289,9 @@ int rss_stat(struct trace_event_raw_rss_stat *ctx)
 			p->mm_id = 0;
 			return 0;
 		}
-		tgid = *owner;
 		stat_inc(MW_STAT_EVENTS);
-		old = __sync_lock_test_and_set(&p->rss[member], size);
-		note_rss(p, member, size);
-		__sync_fetch_and_add(&p->unattributed[member], size - old);
+		external_change(p, member, size);
+		note_rss(p);
 		return 0;
 	}
 	if (p->flags & MW_PROC_DEAD)
@@ -209,16 +301,17 @@ int rss_stat(struct trace_event_raw_rss_stat *ctx)
 		/* A new mm (exec) starts from zero; the first mm we see for a
 		 * process is the one the loader seeded from /proc. */
 		if (p->mm_id || (p->flags & MW_PROC_HAD_MM)) {
-			for (int m = 0; m < MW_NR_MEMBERS; m++)
+			for (int m = 0; m < MW_NR_MEMBERS; m++) {
 				p->rss[m] = 0;
+				p->rss_word[m] = 0;
+			}
 		}
 		p->mm_id = mm_id;
 		p->flags |= MW_PROC_HAD_MM;
 		bpf_map_update_elem(&mm_owner, &mm_id, &tgid, BPF_ANY);
 	}
-	old = __sync_lock_test_and_set(&p->rss[member], size);
-	note_rss(p, member, size);
-	attribute_rss(p, tgid, member, size - old);
+	own_change(p, tgid, member, size);
+	note_rss(p);
 	return 0;
 }
 

@@ -153,6 +153,13 @@ struct mw_task_rec {
 #define MW_PROC_DEAD	0x2	/* process exited: freeze every counter */
 #define MW_PROC_HAD_MM	0x4	/* an mm was seen: a different one means exec */
 
+/* rss_word packs the last change of one counter: value in pages (bits
+ * 23-63), that change in pages (bits 7-22, signed, 0: unknown) and the
+ * attribution slot it went to (bits 0-6, index + 1, 0: none). */
+#define MW_W_SLOT_MASK		0x7fULL
+#define MW_W_DELTA_SHIFT	7
+#define MW_W_VAL_SHIFT		23
+
 struct mw_proc {
 	__u32 flags;		/* MW_PROC_* */
 	__u32 mm_id;		/* kmem:rss_stat mm_id of the current mm, 0 unknown */
@@ -168,7 +175,11 @@ struct mw_proc {
 	__u64 calls[MW_NR_OPS];	/* syscalls seen, by op */
 	__u64 mapped_bytes;	/* mmap/mremap-grow/brk-grow/shmat bytes */
 	__u64 unmapped_bytes;	/* munmap/mremap-shrink/brk-shrink/shmdt bytes */
-	__s64 unattributed[MW_NR_MEMBERS]; /* RSS changes with no known mapping */
+	__s64 unattributed[MW_NR_MEMBERS]; /* own changes with no known mapping */
+	__s64 external[MW_NR_MEMBERS];	/* changes made by other contexts:
+					 * reclaim, khugepaged, ptrace peeks */
+	__u64 rss_word[MW_NR_MEMBERS];	/* packed last change, see fault.bpf.h */
+	__u64 reorders;		/* concurrent changes seen out of order */
 	__u64 lost;		/* records this process could not emit */
 	__u64 slot_evictions;	/* slot collisions flushed early */
 	struct mw_slot slots[MW_SLOTS];

@@ -37,7 +37,8 @@ struct mw_thread {
 	__u64 fault_addr;
 	__u64 fault_vma;	/* vm_start at fault time, 0 if not in a VMA */
 	__u64 fault_flt;	/* min_flt + maj_flt when the fault began */
-	__u32 fault_live;
+	__u16 fault_live;
+	__u16 fault_busy;	/* fault_vma is the fault's page: mm was locked */
 	__u32 cache_seq;	/* proc seq the cached VMA bounds belong to */
 	__u64 cache_start, cache_end;
 	__u32 sys_op;		/* enum mw_op in progress, 0 none */
@@ -161,15 +162,21 @@ static __always_inline void slot_evict(struct mw_proc *p, __u32 tgid,
 				       struct mw_slot *s)
 {
 	union mw_scratch *sc = scratch_get(1);
+	struct mw_slot *o;
 
 	p->slot_evictions++;
 	if (!sc)
 		return;
 	hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
 	sc->deltas.nr = 1;
-	__builtin_memcpy(&sc->deltas.slots[0], s, sizeof(*s));
-	emit(p, &sc->deltas, offsetof(struct mw_deltas_rec, slots) + sizeof(*s));
-	__builtin_memset(s, 0, sizeof(*s));
+	o = &sc->deltas.slots[0];
+	o->vm_start = s->vm_start;
+	o->faults = __sync_lock_test_and_set(&s->faults, 0);
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		o->rss[m] = __sync_lock_test_and_set(&s->rss[m], 0);
+	o->total = __sync_lock_test_and_set(&s->total, 0);
+	o->peak = __sync_lock_test_and_set(&s->peak, 0);
+	emit(p, &sc->deltas, offsetof(struct mw_deltas_rec, slots) + sizeof(*o));
 }
 
 static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
@@ -186,9 +193,14 @@ static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
 			return s;
 		return NULL;
 	}
-	slot_evict(p, tgid, s);
-	s->vm_start = vm_start;
-	return s;
+	/* Another VMA's slot: flush what it holds (a harvested slot holds
+	 * nothing and is simply taken over). */
+	if (s->faults || s->rss[0] || s->rss[1] || s->rss[2] || s->rss[3] || s->peak)
+		slot_evict(p, tgid, s);
+	if (__sync_val_compare_and_swap(&s->vm_start, cur, vm_start) == cur ||
+	    s->vm_start == vm_start)
+		return s;
+	return NULL;
 }
 
 static __always_inline void slot_add_rss(struct mw_slot *s, __u32 member,
@@ -212,6 +224,12 @@ struct harvest_ctx {
 	__u32 n;
 };
 
+/*
+ * Harvest moves a slot's values out with atomic exchanges and leaves its key:
+ * a fault on another CPU may add to the slot at any moment, and clearing the
+ * key would strand that addition in a slot no one owns.  A key that stays
+ * behind still names the VMA start the next addition faulted in.
+ */
 static long harvest_one(__u32 i, struct harvest_ctx *c)
 {
 	struct mw_slot *s = &c->p->slots[i & (MW_SLOTS - 1)];
@@ -220,10 +238,8 @@ static long harvest_one(__u32 i, struct harvest_ctx *c)
 	if (!s->vm_start)
 		return 0;
 	if (!s->faults && !s->rss[0] && !s->rss[1] && !s->rss[2] &&
-	    !s->rss[3] && !s->peak) {
-		s->vm_start = 0;
+	    !s->rss[3] && !s->peak)
 		return 0;
-	}
 	o = &c->out->slots[c->n & (MW_SLOTS - 1)];
 	o->vm_start = s->vm_start;
 	o->faults = __sync_lock_test_and_set(&s->faults, 0);
@@ -233,7 +249,6 @@ static long harvest_one(__u32 i, struct harvest_ctx *c)
 	o->rss[3] = __sync_lock_test_and_set(&s->rss[3], 0);
 	o->total = __sync_lock_test_and_set(&s->total, 0);
 	o->peak = __sync_lock_test_and_set(&s->peak, 0);
-	s->vm_start = 0;
 	c->n++;
 	return 0;
 }

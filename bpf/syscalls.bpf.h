@@ -129,20 +129,23 @@ static __always_inline bool op_describe(struct task_struct *task,
 	case MW_OP_MMAP:
 		rec->start = ret;
 		rec->end = ret + MW_PAGE_ALIGN(a[1]);
-		vma_walk(task, rec, rec->start, rec->end);
+		vma_walk(task, rec, rec->start, rec->end, true);
 		break;
 	case MW_OP_MUNMAP:
+		/* Another thread may have mapped into the range already: its
+		 * record can reach the loader before this one. */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
+		vma_walk(task, rec, rec->start, rec->end, false);
 		break;
 	case MW_OP_MREMAP:
 		rec->start = ret;
 		rec->end = ret + MW_PAGE_ALIGN(a[2]);
 		rec->start2 = a[0] & MW_PAGE_MASK;
 		rec->end2 = rec->start2 + MW_PAGE_ALIGN(a[1]);
-		vma_walk(task, rec, rec->start, rec->end);
+		vma_walk(task, rec, rec->start, rec->end, true);
 		if (a[3] & MW_MREMAP_DONTUNMAP)
-			vma_walk(task, rec, rec->start2, rec->end2);
+			vma_walk(task, rec, rec->start2, rec->end2, true);
 		break;
 	case MW_OP_BRK:
 		lo = t->sys_aux[0];
@@ -153,7 +156,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 		if (hi > lo) {
 			rec->start = MW_PAGE_ALIGN(lo);
 			rec->end = MW_PAGE_ALIGN(hi);
-			vma_walk(task, rec, rec->start, rec->end);
+			vma_walk(task, rec, rec->start, rec->end, true);
 		} else {
 			rec->start = MW_PAGE_ALIGN(hi);
 			rec->end = MW_PAGE_ALIGN(lo);
@@ -161,7 +164,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 		break;
 	case MW_OP_SHMAT:
 		rec->start = ret;
-		vma_walk(task, rec, ret, ret + MW_PAGE_SIZE);
+		vma_walk(task, rec, ret, ret + MW_PAGE_SIZE, false);
 		rec->end = rec->nr_vmas ? rec->vmas[0].end : ret;
 		break;
 	case MW_OP_SHMDT:
@@ -171,12 +174,12 @@ static __always_inline bool op_describe(struct task_struct *task,
 	case MW_OP_PRCTL_VMA:
 		rec->start = a[2] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[2] + a[3]);
-		vma_walk(task, rec, rec->start, rec->end);
+		vma_walk(task, rec, rec->start, rec->end, true);
 		break;
 	default:	/* mprotect, madvise, mlock, mseal: (start, len, ...) */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
-		vma_walk(task, rec, rec->start, rec->end);
+		vma_walk(task, rec, rec->start, rec->end, true);
 		break;
 	}
 	return true;

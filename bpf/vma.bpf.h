@@ -180,15 +180,18 @@ static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 
 /*
  * Report the VMAs covering [start, end) into rec->vmas[] (rec is the op
- * record in scratch slot 0), walking from VMA to VMA.  A hole or a full
- * record stops the walk; rec->walk_next says where, and the loader reads the
- * rest from /proc.
+ * record in scratch slot 0), walking from VMA to VMA.  strict: the range
+ * should be fully mapped (mprotect and friends), so a hole or a full record
+ * sets rec->walk_next and the loader reads the rest from /proc.  Not strict:
+ * report what is there from start on and stop quietly at a hole (after
+ * munmap: whatever another thread mapped into the range meanwhile).
  */
-static __always_inline void vma_walk(struct task_struct *task,
-				     struct mw_op_rec *rec, __u64 start, __u64 end)
+static __always_inline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
+				     __u64 start, __u64 end, bool strict)
 {
 	struct vma_probe pr = { .fill = 1 };
 	__u64 addr = start;
+	long err;
 
 	for (int i = 0; i < MW_MAX_VMAS; i++) {
 		if (addr >= end)
@@ -196,15 +199,20 @@ static __always_inline void vma_walk(struct task_struct *task,
 		pr.idx = rec->nr_vmas;
 		if (pr.idx >= MW_MAX_VMAS)
 			break;
-		if (vma_at(task, addr, &pr)) {
-			if (!pr.found && addr == start && end - start <= MW_PAGE_SIZE)
-				return;	/* nothing there at all: the range is gone */
+		err = vma_at(task, addr, &pr);
+		if (err == -16 /* EBUSY */) {
+			rec->opflags |= MW_OPF_FIND_BUSY;
+			return;
+		}
+		if (err) {
+			if (!strict)
+				return;
 			break;
 		}
 		rec->nr_vmas++;
 		addr = pr.end;
 	}
-	if (addr < end) {
+	if (addr < end && strict) {
 		rec->opflags |= MW_OPF_WALK_SHORT;
 		rec->walk_next = addr;
 	}

@@ -17,6 +17,10 @@
 #include "procfs.h"
 #include "util.h"
 
+/* uapi values, stable across architectures that memwatch supports */
+#define MAP_FIXED_FLAG		0x10
+#define MREMAP_FIXED_FLAG	2
+
 #define PAGE_SIZE_B	4096ull
 #define PAGE_ALIGN_B(x)	(((x) + PAGE_SIZE_B - 1) & ~(PAGE_SIZE_B - 1))
 
@@ -84,6 +88,11 @@ static void apply_slot(struct mw_account *a, const struct mw_slot *s)
 	struct mw_mapping *mp = mapping_at(a, s->vm_start);
 	int64_t before;
 
+	if (mw_verbose >= 3)
+		mw_dbg("  slot %llx anon %lld file %lld faults %llu -> %llx", (unsigned long long)s->vm_start,
+		       (long long)s->rss[MW_ANON], (long long)s->rss[MW_FILE],
+		       (unsigned long long)s->faults, mp ? (unsigned long long)mp->start : 0ull);
+
 	if (!mp) {
 		for (int m = 0; m < MW_NR_MEMBERS; m++)
 			a->lost_attr[m] += s->rss[m];
@@ -149,7 +158,8 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
 	if (!bytes)
 		return;
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
-		int64_t had = 0, diff;
+		int64_t had = 0, diff, given = 0;
+		struct mw_mapping *kept = NULL;
 
 		if (m == MW_SWAP)
 			continue;
@@ -160,14 +170,24 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
 			continue;
 		for (size_t i = 0; i < p->n; i++) {
 			struct mw_mapping *mp = p->v[i];
+			/* The last piece takes what rounding left over, so
+			 * that the pieces carry exactly -delta[m]. */
+			int64_t share = i + 1 < p->n ?
+				(int64_t)((double)diff * (mp->end - mp->start) / bytes) :
+				diff - given;
 
-			mp->rss[m] += (int64_t)((double)diff * (mp->end - mp->start) / bytes);
+			given += share;
+			mp->rss[m] += share;
 			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
 		}
 		if (p->kept_left && p->kept_left->rss_estimated)
-			p->kept_left->rss[m] = MW_MAX(p->kept_left->rss[m] - diff, 0);
+			kept = p->kept_left;
 		else if (p->kept_right && p->kept_right->rss_estimated)
-			p->kept_right->rss[m] = MW_MAX(p->kept_right->rss[m] - diff, 0);
+			kept = p->kept_right;
+		if (kept) {
+			kept->rss[m] = MW_MAX(kept->rss[m] - diff, 0);
+			kept->rss_peak = MW_MAX(kept->rss_peak, mapping_rss_total(kept));
+		}
 	}
 }
 
@@ -182,7 +202,85 @@ static void remove_range(struct mw_account *a, uint64_t lo, uint64_t hi,
 	model_bury_all(&a->model, &p);
 }
 
+/*
+ * mmap over mapped memory (MAP_FIXED) zaps what it replaces and may then
+ * populate the new mapping (MAP_POPULATE, MAP_LOCKED); rss_delta is the sum.
+ * A net loss is what the replaced pieces held (settled on them, not charged
+ * to the new mapping); a net gain leaves them what the table gave them, and
+ * the new mapping gets the gain plus that.
+ */
+static void replace_range(struct mw_account *a, uint64_t lo, uint64_t hi,
+			  const __s64 delta[MW_NR_MEMBERS], __s64 gained[MW_NR_MEMBERS])
+{
+	struct mw_pieces p = { 0 };
+	__s64 lost[MW_NR_MEMBERS];
+
+	model_carve(&a->model, lo, hi, &p);
+	for (int k = 0; k < MW_NR_MEMBERS; k++) {
+		int64_t had = 0;
+
+		for (size_t i = 0; i < p.n; i++)
+			had += p.v[i]->rss[k];
+		lost[k] = delta[k] <= 0 ? delta[k] : -had;
+		gained[k] = delta[k] > 0 ? delta[k] + had : 0;
+	}
+	settle_removed(&p, lost);
+	model_bury_all(&a->model, &p);
+}
+
 /* ---- structural records ------------------------------------------------ */
+
+/*
+ * munmap: the range is gone, except what the kernel showed mapped in it when
+ * the call returned (vmas[]).  That was mapped by another thread after this
+ * unmap, and its record may already have been applied, taking over what the
+ * table still held here: keep it, but take back the RSS this unmap freed that
+ * no removed piece accounts for.
+ */
+static void remove_unmapped(struct mw_account *a, const struct mw_op_rec *r)
+{
+	struct mw_pieces p = { 0 }, gone = { 0 };
+	uint32_t n = MW_MIN(r->nr_vmas, (uint32_t)MW_MAX_VMAS);
+	struct mw_mapping *remapped = NULL;
+	__s64 left[MW_NR_MEMBERS];
+
+	model_carve(&a->model, r->start, r->end, &p);
+	gone.kept_left = p.kept_left;
+	gone.kept_right = p.kept_right;
+	for (size_t i = 0; i < p.n; i++) {
+		struct mw_mapping *mp = p.v[i];
+		bool inside = false;
+
+		for (uint32_t k = 0; k < n; k++)
+			inside |= mp->start >= r->vmas[k].start && mp->end <= r->vmas[k].end;
+		if (inside) {
+			model_place(&a->model, mp);
+			remapped = mp;
+			continue;
+		}
+		if (gone.n == gone.cap) {
+			gone.cap = gone.cap ? gone.cap * 2 : 8;
+			gone.v = mw_xrealloc(gone.v, gone.cap, sizeof(*gone.v));
+		}
+		gone.v[gone.n++] = mp;
+	}
+	free(p.v);
+	memcpy(left, r->rss_delta, sizeof(left));
+	if (remapped) {
+		for (int m = 0; m < MW_NR_MEMBERS; m++) {
+			int64_t had = 0;
+
+			for (size_t i = 0; i < gone.n; i++)
+				had += gone.v[i]->rss[m];
+			if (m != MW_SWAP && -left[m] > had) {
+				mapping_add_rss(remapped, m, -(-left[m] - had));
+				left[m] = -had;
+			}
+		}
+	}
+	settle_removed(&gone, left);
+	model_bury_all(&a->model, &gone);
+}
 
 static void vma_state_from_bpf(const struct mw_op_rec *r, uint32_t i,
 			       struct mw_vma_state *v)
@@ -231,6 +329,7 @@ static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
 		a->need_resync = true;
 }
 
+
 static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
 			 uint32_t len)
 {
@@ -238,14 +337,16 @@ static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
 	uint64_t keep = MW_MIN(old_end - old, new_end - new);
 	struct mw_pieces moved = { 0 };
 
-	if (old_end > old && !(r->args[3] & 4 /* MREMAP_DONTUNMAP */)) {
+	/* The pages move with the mapping, also under MREMAP_DONTUNMAP: the
+	 * old range stays mapped but empty, and comes back from vmas[]. */
+	if (old_end > old) {
 		/* The shrunk-off tail is gone, with the RSS the call freed. */
 		if (old + keep < old_end)
 			remove_range(a, old + keep, old_end, r->rss_delta);
 		model_carve(&a->model, old, old + keep, &moved);
 	}
-	if (new != old)
-		remove_range(a, new, new_end, NULL);	/* MREMAP_FIXED target */
+	if (new != old && (r->args[3] & MREMAP_FIXED_FLAG))
+		remove_range(a, new, new_end, NULL);	/* what the target held */
 	for (size_t i = 0; i < moved.n; i++) {
 		struct mw_mapping *mp = moved.v[i];
 
@@ -272,10 +373,29 @@ static void apply_vmgrow(struct mw_account *a, const struct mw_op_rec *r)
 	a->need_resync = true;
 }
 
+static void debug_op(const struct mw_op_rec *r)
+{
+	if (mw_verbose < 3)
+		return;
+	mw_dbg("op %u seq %u tid %u [%llx,%llx) [%llx,%llx) ret %llx args %llx %llx %llx vmas %u rss %lld/%lld tvm %llu",
+	       r->op, r->hdr.seq, r->hdr.tid, (unsigned long long)r->start, (unsigned long long)r->end,
+	       (unsigned long long)r->start2, (unsigned long long)r->end2,
+	       (unsigned long long)r->ret, (unsigned long long)r->args[0],
+	       (unsigned long long)r->args[1], (unsigned long long)r->args[3], r->nr_vmas,
+	       (long long)r->rss_delta[MW_ANON], (long long)r->rss_delta[MW_FILE],
+	       (unsigned long long)r->total_vm);
+	for (uint32_t i = 0; i < r->nr_vmas && i < MW_MAX_VMAS; i++)
+		mw_dbg("   vma [%llx,%llx) flags %llx", (unsigned long long)r->vmas[i].start,
+		       (unsigned long long)r->vmas[i].end, (unsigned long long)r->vmas[i].flags);
+}
+
 static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t len)
 {
 	struct mw_model *m = &a->model;
 	struct mw_mapping *mp;
+
+	debug_op(r);
+	__s64 gained[MW_NR_MEMBERS];
 
 	if (len < offsetof(struct mw_op_rec, vmas))
 		return;
@@ -286,14 +406,24 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 	}
 	switch (r->op) {
 	case MW_OP_MMAP:
-		remove_range(a, r->start, r->end, NULL);	/* MAP_FIXED */
+		/* Only MAP_FIXED replaces what was there.  Anything else the
+		 * table holds in the range is this very mapping seen first by
+		 * a /proc re-read, or one whose munmap record (another
+		 * thread's) comes later: set_vma keeps its statistics, and
+		 * remove_unmapped() takes them back off. */
+		if (r->args[3] & MAP_FIXED_FLAG)
+			replace_range(a, r->start, r->end, r->rss_delta, gained);
+		else
+			memcpy(gained, r->rss_delta, sizeof(gained));
 		set_reported_vmas(a, r, len);
 		mp = mapping_at(a, r->start);
 		if (mp)
 			mp->requested += r->args[1];
-		spread_rss(a, r->start, r->end, r->rss_delta);	/* MAP_POPULATE */
+		spread_rss(a, r->start, r->end, gained);	/* MAP_POPULATE */
 		break;
 	case MW_OP_MUNMAP:
+		remove_unmapped(a, r);
+		break;
 	case MW_OP_SHMDT:
 		remove_range(a, r->start, r->end, r->rss_delta);
 		break;

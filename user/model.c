@@ -94,6 +94,8 @@ static void live_insert_at(struct mw_model *m, size_t i, struct mw_mapping *mp)
 
 static void live_remove_range(struct mw_model *m, size_t i, size_t j)
 {
+	if (i == j)	/* m->live may be NULL: memmove(NULL, NULL, 0) is UB */
+		return;
 	memmove(&m->live[i], &m->live[j], (m->nlive - j) * sizeof(*m->live));
 	m->nlive -= j - i;
 }

@@ -138,7 +138,7 @@ static json_t *totals_json(const struct mw_account *a)
 
 static json_t *diagnostics_json(const struct mw_account *a)
 {
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "lost_events_host", (json_int_t)a->lost_global,
 			 "seq_gaps", (json_int_t)a->seq_gaps,
 			 "resyncs", (json_int_t)a->resyncs,
@@ -146,6 +146,21 @@ static json_t *diagnostics_json(const struct mw_account *a)
 			 "slot_evictions", (json_int_t)a->kstate.slot_evictions,
 			 "model_vm_bytes", (json_int_t)model_vm_bytes(&a->model),
 			 "records", (json_int_t)a->records);
+	int64_t own = 0, ext = 0;
+
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		if (m == MW_SWAP)
+			continue;
+		own += a->kstate.unattributed[m];
+		ext += a->kstate.external[m];
+	}
+	json_object_set_new(d, "rss_changes_unattributed_bytes", json_integer(own));
+	json_object_set_new(d, "reorders", json_integer(a->kstate.reorders));
+	json_object_set_new(d, "slot_bytes_unplaced", json_integer(a->lost_attr[MW_ANON] +
+							       a->lost_attr[MW_FILE] +
+							       a->lost_attr[MW_SHMEM]));
+	json_object_set_new(d, "rss_changes_external_bytes", json_integer(ext));
+	return d;
 }
 
 int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro)

@@ -72,6 +72,8 @@ int seed_proc_init(pid_t pid, bool after_exec, struct mw_proc *init)
 	init->rss[MW_ANON] = st.rss_anon;
 	init->rss[MW_SHMEM] = st.rss_shmem;
 	init->rss[MW_SWAP] = st.vm_swap;
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		init->rss_word[m] = (__u64)(init->rss[m] >> MW_PAGE_SHIFT) << MW_W_VAL_SHIFT;
 	init->rss_peak = st.rss_file + st.rss_anon + st.rss_shmem;
 	init->total_vm = st.vm_size >> MW_PAGE_SHIFT;
 	if (after_exec) {

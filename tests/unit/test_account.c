@@ -1,0 +1,1730 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_account.c — unit tests for user/account.c: synthetic capture streams
+ * (seeds, BPF records, kernel state) fed to account_feed(), with the mapping
+ * table and the totals checked to the byte.
+ *
+ * Every record is copied to a heap buffer of exactly the length it is fed
+ * with, so under -fsanitize=address any read past mw_srec.len aborts.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "account.h"
+#include "classify.h"
+#include "model.h"
+#include "unit.h"
+
+#define P	4096ull
+#define KB	1024ull
+#define RW	(MW_VM_READ | MW_VM_WRITE)
+#define RX	(MW_VM_READ | MW_VM_EXEC)
+#define SHR	(MW_VM_SHARED | MW_VM_MAYSHARE)
+
+#define SB	0x555555560000ull	/* start_brk */
+#define BRK	0x555555581000ull
+#define SSTACK	0x7ffd00020a50ull
+#define ANON1M	0x7f0000000000ull	/* a 1 MiB anonymous mapping */
+#define MEMFD	0x7f0000200000ull
+#define TAG	0x7f0000500000ull	/* [anon:tag], one page */
+#define STACK	0x7ffd00000000ull
+#define VVAR	0x7ffd000fc000ull
+
+/* ---- the process every test starts from ---------------------------------- */
+
+/*
+ * smaps of a small process, as a 6.x kernel prints it (fields memwatch does
+ * not use included).  VM: 2+2+33+256+16+4+2+1+33+4+2 = 355 pages without
+ * the gate page.  Resident: anon 25 pages, file 4, shmem 7.
+ */
+static const char smaps_seed[] =
+	"555555554000-555555556000 r--p 00000000 fe:01 1234                       /usr/bin/app\n"
+	"Size:                  8 kB\n"
+	"KernelPageSize:        4 kB\n"
+	"MMUPageSize:           4 kB\n"
+	"Rss:                   8 kB\n"
+	"Pss:                   8 kB\n"
+	"Anonymous:             0 kB\n"
+	"Swap:                  0 kB\n"
+	"VmFlags: rd mr mw me dw sd \n"
+	"555555556000-555555558000 rw-p 00002000 fe:01 1234                       /usr/bin/app\n"
+	"Size:                  8 kB\n"
+	"Rss:                   8 kB\n"
+	"Pss:                   8 kB\n"
+	"Anonymous:             4 kB\n"
+	"Swap:                  0 kB\n"
+	"VmFlags: rd wr mr mw me dw ac sd \n"
+	"555555560000-555555581000 rw-p 00000000 00:00 0                          [heap]\n"
+	"Size:                132 kB\n"
+	"Rss:                  12 kB\n"
+	"Pss:                  12 kB\n"
+	"Anonymous:            12 kB\n"
+	"AnonHugePages:         0 kB\n"
+	"Swap:                  0 kB\n"
+	"VmFlags: rd wr mr mw me ac sd \n"
+	"7f0000000000-7f0000100000 rw-p 00000000 00:00 0 \n"
+	"Size:               1024 kB\n"
+	"Rss:                  64 kB\n"
+	"Pss:                  64 kB\n"
+	"Anonymous:            64 kB\n"
+	"Swap:                  8 kB\n"
+	"SwapPss:               8 kB\n"
+	"VmFlags: rd wr mr mw me ac sd \n"
+	"7f0000200000-7f0000210000 rw-s 00000000 00:01 2058                       /memfd:buf (deleted)\n"
+	"Size:                 64 kB\n"
+	"Rss:                  16 kB\n"
+	"Pss:                  16 kB\n"
+	"Anonymous:             0 kB\n"
+	"Swap:                  0 kB\n"
+	"VmFlags: rd wr sh mr mw me ms sd \n"
+	"7f0000300000-7f0000304000 rw-s 00000000 00:19 77                         /dev/shm/seg\n"
+	"Size:                 16 kB\n"
+	"Rss:                   8 kB\n"
+	"Anonymous:             0 kB\n"
+	"VmFlags: rd wr sh mr mw me ms sd \n"
+	"7f0000400000-7f0000402000 rw-s 00000000 00:2d 88                         /run/user/1000/pulse-shm\n"
+	"Size:                  8 kB\n"
+	"Rss:                   4 kB\n"
+	"Anonymous:             0 kB\n"
+	"VmFlags: rd wr sh mr mw me ms sd \n"
+	"7f0000500000-7f0000501000 rw-p 00000000 00:00 0                          [anon:tag]\n"
+	"Size:                  4 kB\n"
+	"Rss:                   4 kB\n"
+	"Anonymous:             4 kB\n"
+	"VmFlags: rd wr mr mw me ac sd \n"
+	"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n"
+	"Size:                132 kB\n"
+	"Rss:                  16 kB\n"
+	"Anonymous:            16 kB\n"
+	"VmFlags: rd wr mr mw me gd ac \n"
+	"7ffd000fc000-7ffd00100000 r--p 00000000 00:00 0                          [vvar]\n"
+	"Size:                 16 kB\n"
+	"Rss:                   0 kB\n"
+	"VmFlags: rd mr pf io de dd sd \n"
+	"7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"Size:                  8 kB\n"
+	"Rss:                   4 kB\n"
+	"Anonymous:             0 kB\n"
+	"VmFlags: rd ex mr mw me de sd \n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n"
+	"Size:                  4 kB\n"
+	"Rss:                   0 kB\n"
+	"VmFlags: ex \n";
+
+#define SEED_VM_PAGES	355
+#define SEED_NLIVE	12
+
+static const char mountinfo_seed[] =
+	"22 27 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
+	"24 27 0:5 / /dev rw,nosuid,relatime shared:8 - devtmpfs udev rw,size=8126876k,mode=755\n"
+	"26 24 0:25 / /dev/shm rw,nosuid,nodev shared:10 - tmpfs tmpfs rw,inode64\n"
+	"27 1 254:1 / / rw,relatime shared:1 - ext4 /dev/mapper/vg-root rw,errors=remount-ro\n"
+	"41 28 0:45 / /run/user/1000 rw,nosuid,nodev,relatime shared:500 - tmpfs tmpfs rw,mode=700,uid=1000,gid=1000\n";
+
+/* ---- record builders ------------------------------------------------------- */
+
+static void feed_exact(struct mw_account *a, uint32_t kind, const void *data, size_t len)
+{
+	void *copy = malloc(len ? len : 1);
+
+	if (!copy)
+		abort();
+	memcpy(copy, data, len);
+	account_feed(a, &(struct mw_srec){ .kind = kind, .len = (uint32_t)len, .data = copy });
+	free(copy);
+}
+
+static void feed_seed(struct mw_account *a, uint32_t mode, uint64_t ts,
+		      uint64_t start_brk, uint64_t brk, uint64_t start_stack,
+		      const char *maps, const char *mounts, const char *comm)
+{
+	size_t ml = strlen(maps), mil = mounts ? strlen(mounts) : 0;
+	size_t len = sizeof(struct mw_seed) + ml + mil;
+	struct mw_seed *s = calloc(1, len);
+
+	s->pid = a->pid;
+	s->mode = mode;
+	s->ts = ts;
+	s->start_brk = start_brk;
+	s->brk = brk;
+	s->start_stack = start_stack;
+	s->maps_len = ml;
+	s->mountinfo_len = mil;
+	if (comm)
+		strncpy(s->comm, comm, sizeof(s->comm) - 1);
+	memcpy(s + 1, maps, ml);
+	if (mil)
+		memcpy((char *)(s + 1) + ml, mounts, mil);
+	feed_exact(a, MW_S_SEED, s, len);
+	free(s);
+}
+
+/* The seed's layout as /proc/PID/maps shows it (header lines only). */
+static const char *seed_maps(void)
+{
+	static char buf[sizeof(smaps_seed)];
+	const char *p = smaps_seed;
+	size_t n = 0;
+
+	if (buf[0])
+		return buf;
+	while (*p) {
+		const char *nl = strchr(p, '\n'), *sp = strchr(p, ' ');
+		const char *dash = strchr(p, '-');
+		size_t l = (size_t)(nl - p) + 1;
+
+		if (dash && sp && dash < sp) {
+			memcpy(buf + n, p, l);
+			n += l;
+		}
+		p += l;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+/* A freshly attached account: the seed above, 12 mappings, 355 pages. */
+static void attach(struct mw_account *a)
+{
+	account_init(a, 4242, 0);
+	feed_seed(a, MW_SEED_ATTACH, 1000, SB, BRK, SSTACK, smaps_seed, mountinfo_seed, "app");
+}
+
+static struct mw_op_rec *op_new(uint32_t op, uint32_t seq, uint64_t ts,
+				uint64_t start, uint64_t end, uint64_t total_vm)
+{
+	struct mw_op_rec *r = calloc(1, sizeof(*r));
+
+	r->hdr.type = MW_REC_OP;
+	r->hdr.tgid = 4242;
+	r->hdr.tid = 4242;
+	r->hdr.seq = seq;
+	r->hdr.ts = ts;
+	r->op = op;
+	r->start = start;
+	r->end = end;
+	r->total_vm = total_vm;
+	/* What BPF reads from the mm after every syscall. */
+	r->start_brk = SB;
+	r->brk = BRK;
+	r->start_stack = SSTACK;
+	return r;
+}
+
+static void op_vma(struct mw_op_rec *r, uint64_t start, uint64_t end, uint64_t flags)
+{
+	struct mw_vma *v = &r->vmas[r->nr_vmas++];
+
+	v->start = start;
+	v->end = end;
+	v->flags = flags;
+}
+
+static void op_file_vma(struct mw_op_rec *r, uint64_t start, uint64_t end, uint64_t flags,
+			uint64_t pgoff_pages, uint32_t major, uint32_t minor, uint64_t ino,
+			uint32_t vflags, const char *path)
+{
+	uint32_t i = r->nr_vmas;
+
+	op_vma(r, start, end, flags);
+	r->vmas[i].pgoff = pgoff_pages;
+	r->vmas[i].dev = major << 20 | minor;
+	r->vmas[i].ino = ino;
+	r->vmas[i].vflags = MW_VMA_FILE | vflags;
+	strncpy(r->paths[i], path, MW_PATH_LEN - 1);
+	r->nr_paths = i + 1;
+}
+
+/* The length BPF emits (syscalls.bpf.h): paths only up to the last file VMA. */
+static size_t op_len(const struct mw_op_rec *r)
+{
+	if (r->nr_paths >= MW_MAX_VMAS)
+		return sizeof(*r);
+	return offsetof(struct mw_op_rec, paths) + (size_t)r->nr_paths * MW_PATH_LEN;
+}
+
+static void feed_op(struct mw_account *a, struct mw_op_rec *r)
+{
+	feed_exact(a, MW_S_BPF, r, op_len(r));
+	free(r);
+}
+
+static struct mw_deltas_rec *deltas_new(uint32_t seq, uint64_t ts)
+{
+	struct mw_deltas_rec *d = calloc(1, sizeof(*d));
+
+	d->hdr.type = MW_REC_DELTAS;
+	d->hdr.tgid = 4242;
+	d->hdr.seq = seq;
+	d->hdr.ts = ts;
+	return d;
+}
+
+static void slot_set(struct mw_slot *s, uint64_t vm_start, int64_t file, int64_t anon,
+		     int64_t swap, int64_t shmem, int64_t peak, uint64_t faults)
+{
+	s->vm_start = vm_start;
+	s->rss[MW_FILE] = file;
+	s->rss[MW_ANON] = anon;
+	s->rss[MW_SWAP] = swap;
+	s->rss[MW_SHMEM] = shmem;
+	s->total = file + anon + shmem;
+	s->peak = peak;
+	s->faults = faults;
+}
+
+static void deltas_add(struct mw_deltas_rec *d, uint64_t vm_start, int64_t file,
+		       int64_t anon, int64_t swap, int64_t shmem, int64_t peak,
+		       uint64_t faults)
+{
+	slot_set(&d->slots[d->nr++], vm_start, file, anon, swap, shmem, peak, faults);
+}
+
+static void feed_deltas(struct mw_account *a, struct mw_deltas_rec *d)
+{
+	feed_exact(a, MW_S_BPF, d, offsetof(struct mw_deltas_rec, slots) +
+		   (size_t)d->nr * sizeof(struct mw_slot));
+	free(d);
+}
+
+static void feed_task(struct mw_account *a, uint32_t type, uint32_t seq, uint64_t ts,
+		      const char *comm, int exit_code)
+{
+	struct mw_task_rec t;
+
+	memset(&t, 0, sizeof(t));
+	t.hdr.type = type;
+	t.hdr.tgid = 4242;
+	t.hdr.seq = seq;
+	t.hdr.ts = ts;
+	if (comm)
+		memcpy(t.comm, comm, strlen(comm) < sizeof(t.comm) ? strlen(comm) : sizeof(t.comm));
+	t.exit_code = exit_code;
+	feed_exact(a, MW_S_BPF, &t, sizeof(t));
+}
+
+static struct mw_mapping *at(struct mw_account *a, uint64_t addr)
+{
+	long i = model_find(&a->model, addr);
+
+	return i < 0 ? NULL : a->model.live[i];
+}
+
+static struct mw_mapping *last_dead(struct mw_account *a)
+{
+	return a->model.ndead ? a->model.dead[a->model.ndead - 1] : NULL;
+}
+
+static int64_t live_resident(struct mw_account *a)
+{
+	return model_rss(&a->model, MW_FILE) + model_rss(&a->model, MW_ANON) +
+	       model_rss(&a->model, MW_SHMEM);
+}
+
+/* ---- seeds ------------------------------------------------------------------ */
+
+TEST(seed_attach)
+{
+	struct mw_account a;
+	struct mw_mapping *mp;
+	char buf[128];
+
+	attach(&a);
+	CHECK_EQ_INT(a.pid, 4242);
+	CHECK_STR(a.comm, "app");
+	CHECK_EQ_U64(a.records, 1);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.resyncs, 0);
+	CHECK_EQ_INT(a.wait_status, -1);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	CHECK_EQ_U64(model_vm_bytes(&a.model), SEED_VM_PAGES * P);
+	CHECK_EQ_U64(a.model.start_brk, SB);
+	CHECK_EQ_U64(a.model.brk, BRK);
+	CHECK_EQ_U64(a.model.start_stack, SSTACK);
+	CHECK_EQ_U64(a.model.now_ns, 1000);
+	if (CHECK_EQ_U64(a.model.nshmem_devs, 2)) {
+		CHECK_EQ_U64(a.model.shmem_devs[0].minor, 25);
+		CHECK_EQ_U64(a.model.shmem_devs[1].minor, 45);
+	}
+
+	mp = at(&a, 0x555555554000);
+	CHECK_EQ_INT(mp->kind, MW_K_FILE);
+	CHECK_STR(mp->path, "/usr/bin/app");
+	CHECK_EQ_U64(mp->dev_major, 0xfe);
+	CHECK_EQ_U64(mp->dev_minor, 1);
+	CHECK_EQ_U64(mp->ino, 1234);
+	CHECK_EQ_INT(mp->rss[MW_FILE], 8 * KB);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 0);
+	CHECK_EQ_INT(mp->rss_peak, 8 * KB);
+	CHECK_EQ_U64(mp->born_ns, 1000);
+	CHECK_EQ_U64(mp->born_seq, 1);
+	mp = at(&a, 0x555555556000);
+	CHECK_EQ_U64(mp->pgoff, 0x2000);
+	CHECK_EQ_INT(mp->rss[MW_FILE], 4 * KB);	/* Rss - Anonymous */
+	CHECK_EQ_INT(mp->rss[MW_ANON], 4 * KB);	/* COW pages */
+	mp = at(&a, SB);
+	CHECK_EQ_INT(mp->kind, MW_K_HEAP);
+	CHECK(mp->path == NULL);	/* [heap] is derived, not stored */
+	CHECK_STR(mapping_display_path(&a.model, mp, buf, sizeof(buf)), "[heap]");
+	CHECK_EQ_INT(mp->rss[MW_ANON], 12 * KB);
+	mp = at(&a, ANON1M);
+	CHECK_EQ_INT(mp->kind, MW_K_ANON);
+	CHECK_EQ_U64(mp->end, ANON1M + 0x100000);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 64 * KB);
+	CHECK_EQ_INT(mp->rss[MW_SWAP], 8 * KB);
+	CHECK_EQ_INT(mp->rss[MW_FILE], 0);
+	CHECK_EQ_INT(mp->rss_peak, 64 * KB);	/* swap is not resident */
+	CHECK_EQ_U64(mp->born_seq, 4);
+	mp = at(&a, MEMFD);
+	CHECK_EQ_INT(mp->kind, MW_K_SHMEM);
+	CHECK(mp->deleted);
+	CHECK_EQ_U64(mp->flags, RW | SHR);
+	CHECK_STR(mapping_display_path(&a.model, mp, buf, sizeof(buf)), "/memfd:buf (deleted)");
+	CHECK_EQ_INT(mp->rss[MW_SHMEM], 16 * KB);
+	CHECK_EQ_INT(mp->rss[MW_FILE], 0);
+	mp = at(&a, 0x7f0000300000);
+	CHECK_EQ_INT(mp->kind, MW_K_SHMEM);
+	CHECK_EQ_INT(mp->rss[MW_SHMEM], 8 * KB);
+	mp = at(&a, 0x7f0000400000);
+	CHECK_EQ_INT(mp->kind, MW_K_SHMEM);	/* tmpfs device from mountinfo */
+	CHECK_EQ_U64(mp->dev_minor, 45);
+	CHECK_EQ_INT(mp->rss[MW_SHMEM], 4 * KB);
+	mp = at(&a, TAG);
+	CHECK_EQ_INT(mp->kind, MW_K_ANON);
+	CHECK_STR(mp->path, "[anon:tag]");
+	CHECK_EQ_INT(mp->rss[MW_ANON], 4 * KB);
+	mp = at(&a, STACK);
+	CHECK_EQ_INT(mp->kind, MW_K_STACK);
+	CHECK(mp->flags & MW_VM_GROWSDOWN);
+	CHECK_STR(mapping_display_path(&a.model, mp, buf, sizeof(buf)), "[stack]");
+	CHECK_EQ_INT(mp->rss[MW_ANON], 16 * KB);
+	CHECK_EQ_INT(at(&a, VVAR)->kind, MW_K_VVAR);
+	mp = at(&a, 0x7ffd00100000);
+	CHECK_EQ_INT(mp->kind, MW_K_VDSO);
+	CHECK_EQ_INT(mp->rss[MW_FILE], 4 * KB);
+	mp = at(&a, 0xffffffffff600000);
+	CHECK_EQ_INT(mp->kind, MW_K_VSYSCALL);
+	CHECK_EQ_U64(mp->flags, MW_VM_EXEC);
+
+	CHECK_EQ_INT(model_rss(&a.model, MW_ANON), 25 * P);
+	CHECK_EQ_INT(model_rss(&a.model, MW_FILE), 4 * P);
+	CHECK_EQ_INT(model_rss(&a.model, MW_SHMEM), 7 * P);
+	CHECK_EQ_INT(model_rss(&a.model, MW_SWAP), 2 * P);
+
+	/* A second attach seed replaces the first: everything buried. */
+	feed_seed(&a, MW_SEED_ATTACH, 2000, SB, BRK, SSTACK, smaps_seed, NULL, "");
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	CHECK_EQ_U64(a.model.ndead, SEED_NLIVE);
+	CHECK_EQ_U64(a.model.dead[0]->died_ns, 2000);
+	CHECK_EQ_U64(a.model.live[0]->born_seq, 13);
+	CHECK_STR(a.comm, "app");		/* empty comm: kept */
+	CHECK_EQ_U64(a.model.nshmem_devs, 2);	/* no mountinfo: kept */
+	account_free(&a);
+}
+
+TEST(seed_malformed_ignored)
+{
+	struct mw_account a;
+	struct mw_seed s;
+
+	attach(&a);
+	/* maps_len beyond the record: ignored. */
+	memset(&s, 0, sizeof(s));
+	s.mode = MW_SEED_RESYNC;
+	s.maps_len = 100;
+	feed_exact(&a, MW_S_SEED, &s, sizeof(s));
+	CHECK_EQ_U64(a.resyncs, 0);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	/* Shorter than the header. */
+	feed_exact(&a, MW_S_SEED, &s, sizeof(s) - 1);
+	/* Unparseable text: the table stays as it was. */
+	feed_seed(&a, MW_SEED_RESYNC, 3000, SB, BRK, SSTACK, "this is not maps\n", NULL, NULL);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	CHECK_EQ_U64(a.resyncs, 0);
+	CHECK_EQ_U64(a.records, 4);
+	account_free(&a);
+}
+
+/* ---- mmap --------------------------------------------------------------------- */
+
+#define NEWMAP	0x7f0000600000ull
+
+TEST(mmap_new_mapping)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *mp;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, NEWMAP, NEWMAP + 0xf000, SEED_VM_PAGES + 15);
+	r->args[1] = 60000;
+	r->args[2] = 3;
+	r->args[3] = 0x22;
+	r->ret = NEWMAP;
+	op_vma(r, NEWMAP, NEWMAP + 0xf000, RW);
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE + 1);
+	mp = at(&a, NEWMAP);
+	if (!CHECK(mp != NULL))
+		return;
+	CHECK_EQ_U64(mp->start, NEWMAP);
+	CHECK_EQ_U64(mp->end, NEWMAP + 0xf000);
+	CHECK_EQ_INT(mp->kind, MW_K_ANON);
+	CHECK_EQ_U64(mp->requested, 60000);
+	CHECK_EQ_U64(mp->born_ns, 5000);
+	CHECK_EQ_U64(mp->born_seq, SEED_NLIVE + 1);
+	CHECK_EQ_INT(mapping_rss_total(mp), 0);
+	CHECK_EQ_U64(model_vm_bytes(&a.model), (SEED_VM_PAGES + 15) * P);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK(!a.need_resync);
+	CHECK(a.seq_known);
+	CHECK_EQ_U64(a.last_seq, 1);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+
+	/* A file mapping: path, device (kernel dev_t), inode, offset. */
+	r = op_new(MW_OP_MMAP, 2, 6000, 0x7f0000700000, 0x7f0000703000, SEED_VM_PAGES + 18);
+	r->args[1] = 0x3000;
+	op_file_vma(r, 0x7f0000700000, 0x7f0000703000, RX, 2, 254, 1, 5555, 0,
+		    "/usr/lib/libz.so.1");
+	feed_op(&a, r);
+	mp = at(&a, 0x7f0000700000);
+	CHECK_STR(mp->path, "/usr/lib/libz.so.1");
+	CHECK(mp->has_file && !mp->deleted);
+	CHECK_EQ_U64(mp->dev_major, 254);
+	CHECK_EQ_U64(mp->dev_minor, 1);
+	CHECK_EQ_U64(mp->ino, 5555);
+	CHECK_EQ_U64(mp->pgoff, 2 * P);
+	CHECK_EQ_INT(mp->kind, MW_K_FILE);
+	CHECK_EQ_U64(mp->requested, 0x3000);
+
+	/* On the tmpfs mountinfo named: shmem.  Unlinked: deleted. */
+	r = op_new(MW_OP_MMAP, 3, 7000, 0x7f0000710000, 0x7f0000711000, SEED_VM_PAGES + 19);
+	op_file_vma(r, 0x7f0000710000, 0x7f0000711000, RW | SHR, 0, 0, 45, 99,
+		    MW_VMA_DELETED, "/run/user/1000/gone");
+	feed_op(&a, r);
+	mp = at(&a, 0x7f0000710000);
+	CHECK_EQ_INT(mp->kind, MW_K_SHMEM);
+	CHECK(mp->deleted);
+	CHECK(!a.need_resync);
+
+	/* A truncated path: /proc has the real name. */
+	r = op_new(MW_OP_MMAP, 4, 8000, 0x7f0000720000, 0x7f0000721000, SEED_VM_PAGES + 20);
+	op_file_vma(r, 0x7f0000720000, 0x7f0000721000, MW_VM_READ, 0, 254, 1, 7,
+		    MW_VMA_PATH_TRUNC, "/very/long");
+	feed_op(&a, r);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK_EQ_U64(a.last_seq, 4);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE + 4);
+	account_free(&a);
+}
+
+TEST(mmap_populate)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *mp;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, NEWMAP, NEWMAP + 0x8000, SEED_VM_PAGES + 8);
+	r->args[1] = 0x8000;
+	r->args[3] = 0x8022;	/* MAP_POPULATE */
+	r->rss_delta[MW_ANON] = 8 * P;
+	op_vma(r, NEWMAP, NEWMAP + 0x8000, RW);
+	feed_op(&a, r);
+	mp = at(&a, NEWMAP);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 8 * P);
+	CHECK_EQ_INT(mp->rss_peak, 8 * P);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	account_free(&a);
+}
+
+/*
+ * MAP_FIXED over resident memory: the kernel zapped it inside the call, so
+ * rss_delta is negative.  The loss belongs to what was replaced, not to the
+ * new (empty) mapping.
+ */
+TEST(mmap_fixed_over_resident)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *mp, *dead, *rest;
+
+	attach(&a);
+	/* anon 1 MiB holds 16 pages anon, 2 swap. Replace its first 64
+	 * pages by a PROT_READ mapping (no merge); 10 pages were resident. */
+	r = op_new(MW_OP_MMAP, 1, 5000, ANON1M, ANON1M + 0x40000, SEED_VM_PAGES);
+	r->args[0] = ANON1M;
+	r->args[1] = 0x40000;
+	r->args[3] = 0x32;	/* MAP_FIXED */
+	r->rss_delta[MW_ANON] = -10 * (int64_t)P;
+	r->rss_delta[MW_SWAP] = -(int64_t)P;
+	op_vma(r, ANON1M, ANON1M + 0x40000, MW_VM_READ);
+	feed_op(&a, r);
+	mp = at(&a, ANON1M);
+	rest = at(&a, ANON1M + 0x40000);
+	dead = last_dead(&a);
+	if (!CHECK(mp && rest && dead))
+		return;
+	CHECK_EQ_U64(mp->end, ANON1M + 0x40000);
+	CHECK_EQ_U64(mp->flags, MW_VM_READ);
+	CHECK(mp != dead && mp->born_seq == SEED_NLIVE + 1);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 0);
+	CHECK_EQ_INT(mp->rss_peak, 0);
+	/* The replaced quarter: by size it held 4 pages; the kernel says 10. */
+	CHECK_EQ_U64(dead->start, ANON1M);
+	CHECK_EQ_U64(dead->end, ANON1M + 0x40000);
+	CHECK(dead->unmapped);
+	CHECK_EQ_INT(dead->rss[MW_ANON], 10 * P);
+	CHECK_EQ_INT(dead->rss[MW_SWAP], P);	/* swap is not settled */
+	/* The guessed rest gives back the difference. */
+	CHECK_EQ_U64(rest->end, ANON1M + 0x100000);
+	CHECK_EQ_INT(rest->rss[MW_ANON], 6 * P);
+	CHECK_EQ_INT(rest->rss[MW_SWAP], P);
+	CHECK_EQ_INT(model_rss(&a.model, MW_ANON), (25 - 10) * P);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+
+	/* Over a whole mapping, exactly what it held. */
+	r = op_new(MW_OP_MMAP, 2, 6000, TAG, TAG + P, SEED_VM_PAGES);
+	r->args[3] = 0x32;	/* MAP_FIXED */
+	r->rss_delta[MW_ANON] = -(int64_t)P;
+	op_vma(r, TAG, TAG + P, RW);
+	feed_op(&a, r);
+	mp = at(&a, TAG);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 0);
+	CHECK_EQ_INT(last_dead(&a)->rss[MW_ANON], P);
+	CHECK_STR(last_dead(&a)->path, "[anon:tag]");
+	CHECK(mp->path == NULL);		/* the name went with the old VMA */
+	CHECK(mp->born_seq != last_dead(&a)->born_seq);
+
+	/* MAP_FIXED|MAP_POPULATE over resident memory: rss_delta is what was
+	 * populated minus what was zapped. */
+
+	r = op_new(MW_OP_MMAP, 3, 7000, STACK - 0x10000, STACK - 0xc000, SEED_VM_PAGES + 4);
+	r->args[3] = 0x32;	/* MAP_FIXED */
+	r->rss_delta[MW_ANON] = 4 * P;
+	op_vma(r, STACK - 0x10000, STACK - 0xc000, RW);
+	feed_op(&a, r);
+	mp = at(&a, STACK - 0x10000);
+	r = op_new(MW_OP_MMAP, 4, 8000, STACK - 0x10000, STACK - 0xc000, SEED_VM_PAGES + 4);
+	r->args[3] = 0x32;	/* MAP_FIXED */
+	r->rss_delta[MW_ANON] = 2 * P;	/* net +2 */
+	op_vma(r, STACK - 0x10000, STACK - 0xc000, RW);
+	feed_op(&a, r);
+	mp = at(&a, STACK - 0x10000);
+	/* The old piece keeps what the table gave it (4 pages) and the new
+	 * mapping gets the net gain plus that: 6 pages; the sum follows the
+	 * kernel's counters (+2). */
+	CHECK_EQ_INT(last_dead(&a)->rss[MW_ANON], 4 * P);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 6 * P);
+	CHECK_EQ_INT(model_rss(&a.model, MW_ANON), (25 - 10 - 1 + 4 + 2) * P);
+	account_free(&a);
+}
+
+TEST(mmap_merges_with_neighbour)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_deltas_rec *d;
+	struct mw_mapping *mp, *orig;
+	const uint64_t X = 0x7f0000900000;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, X, X + P, SEED_VM_PAGES + 1);
+	r->args[1] = P;
+	op_vma(r, X, X + P, RW);
+	feed_op(&a, r);
+	r = op_new(MW_OP_MMAP, 2, 5100, X + 2 * P, X + 3 * P, SEED_VM_PAGES + 2);
+	r->args[1] = P;
+	op_vma(r, X + 2 * P, X + 3 * P, RW);
+	feed_op(&a, r);
+	orig = at(&a, X);
+	d = deltas_new(2, 5200);
+	deltas_add(d, X, 0, P, 0, 0, P, 1);
+	deltas_add(d, X + 2 * P, 0, P, 0, 0, 2 * P, 2);
+	feed_deltas(&a, d);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE + 2);
+
+	/* The page between them: the kernel merges all three. */
+	r = op_new(MW_OP_MMAP, 3, 5300, X + P, X + 2 * P, SEED_VM_PAGES + 3);
+	r->args[1] = 100;
+	op_vma(r, X, X + 3 * P, RW);
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE + 1);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	mp = at(&a, X + P);
+	CHECK(mp == orig);
+	CHECK(at(&a, X + 2 * P) == orig);
+	CHECK_EQ_U64(mp->start, X);
+	CHECK_EQ_U64(mp->end, X + 3 * P);
+	CHECK_EQ_U64(mp->born_seq, SEED_NLIVE + 1);
+	CHECK_EQ_U64(mp->born_ns, 5000);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 2 * P);
+	CHECK_EQ_U64(mp->faults, 3);
+	CHECK_EQ_U64(mp->requested, 2 * P + 100);
+	CHECK_EQ_INT(mp->rss_peak, 2 * P);
+	CHECK_EQ_U64(a.model.next_seq, SEED_NLIVE + 3);	/* no new identity */
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+/* ---- deltas -------------------------------------------------------------------- */
+
+static void mmap_newmap(struct mw_account *a, uint32_t seq)
+{
+	struct mw_op_rec *r = op_new(MW_OP_MMAP, seq, 5000, NEWMAP, NEWMAP + 0xf000,
+				     SEED_VM_PAGES + 15);
+
+	r->args[1] = 60000;
+	op_vma(r, NEWMAP, NEWMAP + 0xf000, RW);
+	feed_op(a, r);
+}
+
+TEST(deltas_land_on_mappings)
+{
+	struct mw_account a;
+	struct mw_deltas_rec *d;
+	struct mw_mapping *mp;
+
+	attach(&a);
+	mmap_newmap(&a, 1);
+	d = deltas_new(1, 5500);
+	deltas_add(d, NEWMAP, 0, 8 * P, 0, 0, 10 * P, 12);
+	deltas_add(d, ANON1M, 0, 4 * P, -2 * (int64_t)P, 0, 6 * P, 4);
+	deltas_add(d, 0x7f0000f00000, 0, 2 * P, 0, P, 3 * P, 3);	/* no mapping */
+	deltas_add(d, SB + 0x10000, 0, P, 0, 0, P, 1);	/* inside the heap */
+	deltas_add(d, NEWMAP, 0, 100 * P, 0, 0, 100 * P, 100);	/* cut off below */
+	/* Only four slots are inside the record. */
+	feed_exact(&a, MW_S_BPF, d, offsetof(struct mw_deltas_rec, slots) +
+		   4 * sizeof(struct mw_slot));
+	free(d);
+
+	mp = at(&a, NEWMAP);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 8 * P);
+	CHECK_EQ_U64(mp->faults, 12);
+	CHECK_EQ_INT(mp->rss_peak, 10 * P);		/* before (0) + slot peak */
+	mp = at(&a, ANON1M);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 20 * P);
+	CHECK_EQ_INT(mp->rss[MW_SWAP], 0);
+	CHECK_EQ_U64(mp->faults, 4);
+	CHECK_EQ_INT(mp->rss_peak, 22 * P);		/* 16 + 6 */
+	mp = at(&a, SB);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 4 * P);
+	CHECK_EQ_U64(mp->faults, 1);
+	CHECK_EQ_INT(mp->rss_peak, 4 * P);		/* max(3+1, now 4) */
+	CHECK_EQ_INT(a.lost_attr[MW_ANON], 2 * P);
+	CHECK_EQ_INT(a.lost_attr[MW_SHMEM], P);
+	CHECK_EQ_INT(a.lost_attr[MW_FILE], 0);
+	CHECK_EQ_U64(a.lost_attr_faults, 3);
+	/* Deltas are no structural record: the sequence is not touched. */
+	CHECK_EQ_U64(a.last_seq, 1);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	CHECK_EQ_U64(a.model.now_ns, 5500);
+
+	/* A lower slot peak never lowers a mapping's peak. */
+	d = deltas_new(1, 5600);
+	deltas_add(d, NEWMAP, 0, -4 * (int64_t)P, 0, 0, 0, 0);
+	feed_deltas(&a, d);
+	mp = at(&a, NEWMAP);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 4 * P);
+	CHECK_EQ_INT(mp->rss_peak, 10 * P);
+
+	/* A record too short for its own header part changes nothing. */
+	d = deltas_new(1, 5700);
+	deltas_add(d, NEWMAP, 0, P, 0, 0, P, 1);
+	feed_exact(&a, MW_S_BPF, d, offsetof(struct mw_deltas_rec, slots) - 1);
+	free(d);
+	CHECK_EQ_INT(at(&a, NEWMAP)->rss[MW_ANON], 4 * P);
+	account_free(&a);
+}
+
+/* ---- munmap ------------------------------------------------------------------- */
+
+TEST(munmap_part)
+{
+	struct mw_account a;
+	struct mw_deltas_rec *d;
+	struct mw_op_rec *r;
+	struct mw_mapping *kept, *dead;
+
+	attach(&a);
+	mmap_newmap(&a, 1);
+	d = deltas_new(1, 5500);
+	deltas_add(d, NEWMAP, 0, 8 * P, 0, 0, 10 * P, 12);
+	feed_deltas(&a, d);
+
+	/* Unmap the last 5 of its 15 pages; the kernel freed 2 resident. */
+	r = op_new(MW_OP_MUNMAP, 2, 6000, NEWMAP + 0xa000, NEWMAP + 0xf000, SEED_VM_PAGES + 10);
+	r->args[0] = NEWMAP + 0xa000;
+	r->args[1] = 0x5000;
+	r->rss_delta[MW_ANON] = -2 * (int64_t)P;
+	feed_exact(&a, MW_S_BPF, r, offsetof(struct mw_op_rec, paths));
+	free(r);
+
+	kept = at(&a, NEWMAP);
+	dead = last_dead(&a);
+	if (!CHECK(kept && dead))
+		return;
+	CHECK_EQ_U64(a.model.ndead, 1);
+	CHECK_EQ_U64(kept->end, NEWMAP + 0xa000);
+	CHECK(at(&a, NEWMAP + 0xa000) == NULL);
+	CHECK_EQ_U64(dead->start, NEWMAP + 0xa000);
+	CHECK_EQ_U64(dead->end, NEWMAP + 0xf000);
+	CHECK(dead->unmapped);
+	CHECK_EQ_U64(dead->died_ns, 6000);
+	/* The removed piece carries exactly what the kernel freed... */
+	CHECK_EQ_INT(dead->rss[MW_ANON], 2 * P);
+	/* ...and the part that stays has the rest of the 8 pages. */
+	CHECK_EQ_INT(kept->rss[MW_ANON], 6 * P);
+	CHECK(kept->rss_estimated);
+	CHECK_EQ_U64(kept->faults, 8);
+	CHECK_EQ_U64(dead->faults, 4);
+	CHECK_EQ_U64(kept->requested, 40000);
+	CHECK_EQ_U64(dead->requested, 20000);
+	CHECK(kept->rss_peak >= mapping_rss_total(kept));
+	CHECK_EQ_INT(dead->rss_peak, 10 * P - 27306);	/* peak by size: 2/3 kept */
+	CHECK_EQ_U64(model_vm_bytes(&a.model), (SEED_VM_PAGES + 10) * P);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK(!a.need_resync);
+	account_free(&a);
+}
+
+/* The part that stays may end up with more than its share: its peak must
+ * follow. */
+TEST(munmap_kept_peak_follows)
+{
+	struct mw_account a;
+	struct mw_deltas_rec *d;
+	struct mw_op_rec *r;
+	struct mw_mapping *kept;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, NEWMAP, NEWMAP + 0x8000, SEED_VM_PAGES + 8);
+	op_vma(r, NEWMAP, NEWMAP + 0x8000, RW);
+	feed_op(&a, r);
+	d = deltas_new(1, 5100);
+	deltas_add(d, NEWMAP, 0, 8 * P, 0, 0, 8 * P, 8);
+	feed_deltas(&a, d);
+	r = op_new(MW_OP_MUNMAP, 2, 6000, NEWMAP + 0x4000, NEWMAP + 0x8000, SEED_VM_PAGES + 4);
+	r->rss_delta[MW_ANON] = -3 * (int64_t)P;
+	feed_op(&a, r);
+	kept = at(&a, NEWMAP);
+	CHECK_EQ_INT(kept->rss[MW_ANON], 5 * P);
+	CHECK_EQ_INT(last_dead(&a)->rss[MW_ANON], 3 * P);
+	CHECK_EQ_INT(kept->rss_peak, 5 * P);
+	account_free(&a);
+}
+
+/* Several pieces: together exactly what the kernel freed. */
+TEST(munmap_several_pieces_exact)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	const uint64_t X = 0x7f0000900000;
+	int64_t sum = 0;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, X, X + P, SEED_VM_PAGES + 1);
+	op_vma(r, X, X + P, RW);
+	feed_op(&a, r);
+	r = op_new(MW_OP_MMAP, 2, 5000, X + 2 * P, X + 4 * P, SEED_VM_PAGES + 3);
+	op_vma(r, X + 2 * P, X + 4 * P, MW_VM_READ);
+	feed_op(&a, r);
+	/* The table thinks both empty; the kernel freed one page. */
+	r = op_new(MW_OP_MUNMAP, 3, 6000, X, X + 4 * P, SEED_VM_PAGES);
+	r->rss_delta[MW_ANON] = -(int64_t)P;
+	r->rss_delta[MW_FILE] = -5;	/* odd on purpose */
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.model.ndead, 2);
+	for (size_t i = 0; i < a.model.ndead; i++)
+		sum += a.model.dead[i]->rss[MW_ANON];
+	CHECK_EQ_INT(sum, P);
+	sum = 0;
+	for (size_t i = 0; i < a.model.ndead; i++)
+		sum += a.model.dead[i]->rss[MW_FILE];
+	CHECK_EQ_INT(sum, 5);
+	CHECK_EQ_INT(a.model.dead[0]->rss[MW_ANON], 1365);	/* 1/3 by size */
+	CHECK_EQ_INT(a.model.dead[1]->rss[MW_ANON], P - 1365);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+/* ---- mremap ------------------------------------------------------------------- */
+
+TEST(mremap_move)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *before, *mp;
+	const uint64_t NEW = 0x7f0010000000;
+
+	attach(&a);
+	before = at(&a, ANON1M);
+	before->faults = 7;
+	before->requested = 0x100000;
+	r = op_new(MW_OP_MREMAP, 1, 5000, NEW, NEW + 0x100000, SEED_VM_PAGES);
+	r->args[0] = ANON1M;
+	r->args[1] = 0x100000;
+	r->args[2] = 0x100000;
+	r->args[3] = 3;		/* MREMAP_MAYMOVE | MREMAP_FIXED */
+	r->args[4] = NEW;
+	r->ret = NEW;
+	r->start2 = ANON1M;
+	r->end2 = ANON1M + 0x100000;
+	op_vma(r, NEW, NEW + 0x100000, RW);
+	feed_op(&a, r);
+	CHECK(at(&a, ANON1M) == NULL);
+	CHECK(at(&a, ANON1M + 0xfffff) == NULL);
+	mp = at(&a, NEW);
+	CHECK(mp == before);
+	CHECK_EQ_U64(mp->start, NEW);
+	CHECK_EQ_U64(mp->end, NEW + 0x100000);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 64 * KB);
+	CHECK_EQ_INT(mp->rss[MW_SWAP], 8 * KB);
+	CHECK_EQ_U64(mp->faults, 7);
+	CHECK_EQ_U64(mp->requested, 0x100000);
+	CHECK_EQ_U64(mp->born_seq, 4);
+	CHECK(!mp->rss_estimated);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK(!a.need_resync);
+	account_free(&a);
+}
+
+/* Move onto mapped memory (MREMAP_FIXED): what was there is buried. */
+TEST(mremap_move_over_mapping)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *mp, *victim;
+
+	attach(&a);
+	victim = at(&a, TAG);
+	r = op_new(MW_OP_MREMAP, 1, 5000, TAG, TAG + P, SEED_VM_PAGES - 1);
+	r->args[0] = 0x7f0000300000;
+	r->args[1] = P;
+	r->args[2] = P;
+	r->args[3] = 3;
+	r->start2 = 0x7f0000300000;
+	r->end2 = 0x7f0000300000 + P;
+	op_file_vma(r, TAG, TAG + P, RW | SHR, 0, 0, 25, 77, 0, "/dev/shm/seg");
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.model.ndead, 1);
+	CHECK(last_dead(&a) == victim);
+	CHECK_EQ_INT(victim->rss[MW_ANON], 4 * KB);
+	mp = at(&a, TAG);
+	CHECK_STR(mp->path, "/dev/shm/seg");
+	CHECK_EQ_INT(mp->kind, MW_K_SHMEM);
+	/* 8 kB over 4 pages: the 3 that stay measured by size, 6 kB -> 4 kB
+	 * (whole pages), the moved page takes the rest. */
+	CHECK_EQ_INT(mp->rss[MW_SHMEM], 4 * KB);
+	CHECK_EQ_INT(at(&a, 0x7f0000300000 + P)->rss[MW_SHMEM], 4 * KB);
+	CHECK_EQ_U64(at(&a, 0x7f0000300000 + P)->start, 0x7f0000300000 + P);
+	CHECK(at(&a, 0x7f0000300000) == NULL);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+TEST(mremap_shrink)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *before, *mp, *dead;
+
+	attach(&a);
+	before = at(&a, ANON1M);
+	r = op_new(MW_OP_MREMAP, 1, 5000, ANON1M, ANON1M + 0x40000, SEED_VM_PAGES - 192);
+	r->args[0] = ANON1M;
+	r->args[1] = 0x100000;
+	r->args[2] = 0x40000;
+	r->ret = ANON1M;
+	r->start2 = ANON1M;
+	r->end2 = ANON1M + 0x100000;
+	r->rss_delta[MW_ANON] = -10 * (int64_t)P;
+	op_vma(r, ANON1M, ANON1M + 0x40000, RW);
+	feed_op(&a, r);
+	mp = at(&a, ANON1M);
+	dead = last_dead(&a);
+	if (!CHECK(mp && dead))
+		return;
+	CHECK(mp == before);
+	CHECK_EQ_U64(mp->end, ANON1M + 0x40000);
+	CHECK(at(&a, ANON1M + 0x40000) == NULL);
+	CHECK_EQ_U64(dead->start, ANON1M + 0x40000);
+	CHECK_EQ_U64(dead->end, ANON1M + 0x100000);
+	/* 16 pages: a quarter (4) by size stays, but the kernel freed 10. */
+	CHECK_EQ_INT(dead->rss[MW_ANON], 10 * P);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 6 * P);
+	CHECK_EQ_INT(mp->rss[MW_SWAP], 0);	/* 1/4 of 2 pages, rounded down */
+	CHECK_EQ_INT(dead->rss[MW_SWAP], 2 * P);
+	CHECK_EQ_INT(mp->rss_peak, 6 * P);
+	CHECK_EQ_U64(a.model.ndead, 1);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+TEST(mremap_grow_in_place)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *before, *mp;
+
+	attach(&a);
+	before = at(&a, TAG);
+	r = op_new(MW_OP_MREMAP, 1, 5000, TAG, TAG + 3 * P, SEED_VM_PAGES + 2);
+	r->args[0] = TAG;
+	r->args[1] = P;
+	r->args[2] = 3 * P;
+	r->ret = TAG;
+	r->start2 = TAG;
+	r->end2 = TAG + P;
+	op_vma(r, TAG, TAG + 3 * P, RW);
+	feed_op(&a, r);
+	mp = at(&a, TAG + 2 * P);
+	CHECK(mp == before);
+	CHECK_EQ_U64(mp->start, TAG);
+	CHECK_EQ_U64(mp->end, TAG + 3 * P);
+	CHECK_STR(mp->path, "[anon:tag]");	/* kernel name survives */
+	CHECK_EQ_INT(mp->rss[MW_ANON], 4 * KB);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+/* MREMAP_DONTUNMAP moves the page tables: the RSS goes with the new
+ * mapping, the old range stays mapped and empty. */
+TEST(mremap_dontunmap)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *before, *mp, *old;
+	const uint64_t NEW = 0x7f0020000000;
+
+	attach(&a);
+	before = at(&a, ANON1M);
+	r = op_new(MW_OP_MREMAP, 1, 5000, NEW, NEW + 0x100000, SEED_VM_PAGES + 256);
+	r->args[0] = ANON1M;
+	r->args[1] = 0x100000;
+	r->args[2] = 0x100000;
+	r->args[3] = 1 | 4;	/* MREMAP_MAYMOVE | MREMAP_DONTUNMAP */
+	r->ret = NEW;
+	r->start2 = ANON1M;
+	r->end2 = ANON1M + 0x100000;
+	op_vma(r, NEW, NEW + 0x100000, RW);
+	op_vma(r, ANON1M, ANON1M + 0x100000, RW);
+	feed_op(&a, r);
+	mp = at(&a, NEW);
+	old = at(&a, ANON1M);
+	if (!CHECK(mp && old))
+		return;
+	CHECK(mp == before);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 64 * KB);
+	CHECK_EQ_INT(mp->rss[MW_SWAP], 8 * KB);
+	CHECK_EQ_INT(old->rss[MW_ANON], 0);
+	CHECK_EQ_INT(old->rss[MW_SWAP], 0);
+	CHECK_EQ_U64(old->end, ANON1M + 0x100000);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE + 1);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+/* ---- brk ------------------------------------------------------------------------ */
+
+static void brk_op(struct mw_account *a, uint32_t seq, uint64_t old_brk, uint64_t new_brk,
+		   int64_t anon_delta, uint64_t total_vm, uint64_t heap_start)
+{
+	struct mw_op_rec *r;
+	uint64_t lo = (old_brk + P - 1) & ~(P - 1), hi = (new_brk + P - 1) & ~(P - 1);
+
+	if (new_brk > old_brk) {
+		r = op_new(MW_OP_BRK, seq, 5000 + seq, lo, hi, total_vm);
+		if (hi > lo)
+			op_vma(r, heap_start, hi, RW);
+	} else {
+		r = op_new(MW_OP_BRK, seq, 5000 + seq, hi, lo, total_vm);
+	}
+	r->args[0] = new_brk;
+	r->args[1] = old_brk;
+	r->ret = new_brk;
+	r->brk = new_brk;
+	r->rss_delta[MW_ANON] = anon_delta;
+	feed_op(a, r);
+}
+
+TEST(brk_grow_and_shrink)
+{
+	struct mw_account a;
+	struct mw_mapping *heap, *dead;
+	char buf[64];
+	uint64_t vm = SEED_VM_PAGES;
+
+	attach(&a);
+	heap = at(&a, SB);
+	brk_op(&a, 1, BRK, 0x555555590000, 0, vm += 15, SB);
+	CHECK(at(&a, SB) == heap);
+	CHECK_EQ_U64(heap->end, 0x555555590000);
+	CHECK_EQ_INT(heap->kind, MW_K_HEAP);
+	CHECK_EQ_U64(heap->requested, 0xf000);
+	CHECK_EQ_U64(a.model.brk, 0x555555590000);
+	CHECK_EQ_INT(heap->rss[MW_ANON], 12 * KB);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+
+	/* Shrink to SB + 64 kB; one resident page freed. */
+	brk_op(&a, 2, 0x555555590000, 0x555555570000, -(int64_t)P, vm -= 32, SB);
+	dead = last_dead(&a);
+	CHECK_EQ_U64(heap->end, 0x555555570000);
+	CHECK_EQ_INT(heap->kind, MW_K_HEAP);
+	CHECK_EQ_U64(dead->start, 0x555555570000);
+	CHECK_EQ_U64(dead->end, 0x555555590000);
+	CHECK_EQ_INT(dead->rss[MW_ANON], P);
+	CHECK_EQ_INT(heap->rss[MW_ANON], 2 * P);
+	CHECK_STR(mapping_display_path(&a.model, dead, buf, sizeof(buf)), "");
+	CHECK_STR(mapping_display_path(&a.model, heap, buf, sizeof(buf)), "[heap]");
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+
+	/* Back to start_brk: the heap is gone. */
+	brk_op(&a, 3, 0x555555570000, SB, -2 * (int64_t)P, vm -= 16, SB);
+	CHECK(at(&a, SB) == NULL);
+	CHECK(last_dead(&a) == heap);
+	CHECK_EQ_INT(heap->rss[MW_ANON], 2 * P);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE - 1);
+
+	/* Grow again (unaligned brk): a new heap. */
+	brk_op(&a, 4, SB, SB + 0x1800, 0, vm += 2, SB);
+	heap = at(&a, SB);
+	if (!CHECK(heap != NULL))
+		return;
+	CHECK_EQ_U64(heap->end, SB + 0x2000);
+	CHECK_EQ_INT(heap->kind, MW_K_HEAP);
+	CHECK_EQ_U64(heap->requested, 0x2000);
+	CHECK_EQ_U64(heap->born_seq, SEED_NLIVE + 1);
+	/* Within the same page: nothing changes shape. */
+	brk_op(&a, 5, SB + 0x1800, SB + 0x1900, 0, vm, SB);
+	CHECK_EQ_U64(heap->end, SB + 0x2000);
+	CHECK_EQ_U64(heap->requested, 0x2000);
+	CHECK_EQ_U64(a.model.brk, SB + 0x1900);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK(!a.need_resync);
+	account_free(&a);
+}
+
+/* The bss right below start_brk becomes "[heap]" when brk grows into it
+ * and the kernel merges them, as /proc shows it. */
+TEST(brk_heap_follows)
+{
+	struct mw_account a;
+	struct mw_mapping *bss;
+	char buf[64];
+	const char maps[] =
+		"555555554000-555555556000 r-xp 00000000 fe:01 1234 /usr/bin/app\n"
+		"555555558000-555555559000 rw-p 00000000 00:00 0 \n"
+		"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n";
+	const uint64_t sb = 0x555555559000;
+	struct mw_op_rec *r;
+
+	account_init(&a, 4242, 0);
+	feed_seed(&a, MW_SEED_EXEC, 1000, sb, sb, SSTACK, maps, NULL, "app");
+	bss = at(&a, 0x555555558000);
+	CHECK_EQ_INT(bss->kind, MW_K_ANON);
+	CHECK_STR(mapping_display_path(&a.model, bss, buf, sizeof(buf)), "");
+	r = op_new(MW_OP_BRK, 1, 2000, sb, sb + 0x2000, 2 + 1 + 33 + 2);
+	r->start_brk = sb;
+	r->brk = sb + 0x2000;
+	r->args[1] = sb;
+	op_vma(r, 0x555555558000, sb + 0x2000, RW);
+	feed_op(&a, r);
+	CHECK(at(&a, sb) == bss);
+	CHECK_EQ_INT(bss->kind, MW_K_HEAP);
+	CHECK_STR(mapping_display_path(&a.model, bss, buf, sizeof(buf)), "[heap]");
+	CHECK_EQ_U64(bss->requested, 0x2000);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+/* ---- stack growth ------------------------------------------------------------- */
+
+TEST(vmgrow_stack)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *stack;
+
+	attach(&a);
+	stack = at(&a, STACK);
+	r = op_new(MW_OP_VMGROW, 1, 5000, STACK - 2 * P, STACK - P, SEED_VM_PAGES + 2);
+	r->args[0] = STACK - 2 * P + 0x123;
+	r->start_brk = r->brk = 0;	/* as BPF sends it */
+	feed_exact(&a, MW_S_BPF, r, offsetof(struct mw_op_rec, vmas));
+	free(r);
+	CHECK(at(&a, STACK - 2 * P) == stack);
+	CHECK_EQ_U64(stack->start, STACK - 2 * P);
+	CHECK_EQ_U64(stack->end, STACK + 0x21000);
+	CHECK_EQ_INT(stack->kind, MW_K_STACK);
+	CHECK_EQ_U64(a.model.start_brk, SB);	/* not taken from the record */
+	CHECK_EQ_INT(at(&a, SB)->kind, MW_K_HEAP);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.last_seq, 1);
+
+	/* Below something that does not grow down: resync. */
+	r = op_new(MW_OP_VMGROW, 2, 6000, VVAR - P, VVAR, SEED_VM_PAGES + 2);
+	feed_exact(&a, MW_S_BPF, r, offsetof(struct mw_op_rec, vmas));
+	free(r);
+	CHECK_EQ_U64(at(&a, VVAR)->start, VVAR);
+	CHECK(at(&a, VVAR - P) == NULL);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+/* ---- sequence, resync, exec ----------------------------------------------------- */
+
+static void noop_op(struct mw_account *a, uint32_t seq, uint64_t total_vm)
+{
+	struct mw_op_rec *r = op_new(MW_OP_MADVISE, seq, 5000 + seq, TAG, TAG + P, total_vm);
+
+	op_vma(r, TAG, TAG + P, RW);
+	feed_op(a, r);
+}
+
+TEST(seq_gap)
+{
+	struct mw_account a;
+	struct mw_deltas_rec *d;
+
+	attach(&a);
+	noop_op(&a, 10, SEED_VM_PAGES);	/* the first one sets the start */
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	CHECK(!a.need_resync);
+	noop_op(&a, 11, SEED_VM_PAGES);
+	d = deltas_new(40, 5100);	/* deltas do not count */
+	feed_deltas(&a, d);
+	noop_op(&a, 12, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	CHECK(!a.need_resync);
+	noop_op(&a, 15, SEED_VM_PAGES);	/* 13, 14 lost */
+	CHECK_EQ_U64(a.seq_gaps, 2);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.last_seq, 15);
+	noop_op(&a, 16, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.seq_gaps, 2);
+	/* A resync seed clears the flag, not the count. */
+	feed_seed(&a, MW_SEED_RESYNC, 9000, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.resyncs, 1);
+	CHECK_EQ_U64(a.seq_gaps, 2);
+	/* Task records are structural too. */
+	feed_task(&a, MW_REC_EXIT, 20, 9500, "app", 0);
+	CHECK_EQ_U64(a.seq_gaps, 5);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	account_free(&a);
+}
+
+TEST(vm_mismatch)
+{
+	struct mw_account a;
+
+	attach(&a);
+	noop_op(&a, 1, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK(!a.need_resync);
+	/* In bytes by mistake: a mismatch. */
+	noop_op(&a, 2, SEED_VM_PAGES * P);
+	CHECK_EQ_U64(a.vm_mismatches, 1);
+	CHECK(a.need_resync);
+	feed_seed(&a, MW_SEED_RESYNC, 9000, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
+	CHECK(!a.need_resync);
+	noop_op(&a, 3, SEED_VM_PAGES + 1);
+	CHECK_EQ_U64(a.vm_mismatches, 2);
+	CHECK(a.need_resync);
+	feed_seed(&a, MW_SEED_RESYNC, 9100, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
+	noop_op(&a, 4, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.vm_mismatches, 2);
+	CHECK(!a.need_resync);
+	/* Walk cut short: resync whatever the size says. */
+	struct mw_op_rec *r = op_new(MW_OP_MPROTECT, 5, 9200, TAG, TAG + P, SEED_VM_PAGES);
+	r->opflags = MW_OPF_WALK_SHORT;
+	feed_op(&a, r);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.vm_mismatches, 2);
+	account_free(&a);
+}
+
+TEST(mprotect_split_and_merge_back)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *l, *mid, *rt, *mp;
+
+	attach(&a);
+	r = op_new(MW_OP_MPROTECT, 1, 5000, ANON1M + 0x40000, ANON1M + 0x80000, SEED_VM_PAGES);
+	r->args[0] = ANON1M + 0x40000;
+	r->args[1] = 0x40000;
+	r->args[2] = 1;
+	op_vma(r, ANON1M + 0x40000, ANON1M + 0x80000, MW_VM_READ);
+	feed_op(&a, r);
+	l = at(&a, ANON1M);
+	mid = at(&a, ANON1M + 0x40000);
+	rt = at(&a, ANON1M + 0x80000);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE + 2);
+	CHECK_EQ_U64(l->end, ANON1M + 0x40000);
+	CHECK_EQ_U64(mid->end, ANON1M + 0x80000);
+	CHECK_EQ_U64(mid->flags, MW_VM_READ);
+	CHECK_EQ_U64(rt->end, ANON1M + 0x100000);
+	CHECK_EQ_INT(l->rss[MW_ANON], 4 * P);
+	CHECK_EQ_INT(mid->rss[MW_ANON], 4 * P);
+	CHECK_EQ_INT(rt->rss[MW_ANON], 8 * P);
+	CHECK_EQ_INT(l->rss[MW_SWAP] + mid->rss[MW_SWAP] + rt->rss[MW_SWAP], 2 * P);
+	CHECK(l->rss_estimated && mid->rss_estimated && rt->rss_estimated);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+
+	/* Back to rw-: the kernel merges the three again. */
+	r = op_new(MW_OP_MPROTECT, 2, 6000, ANON1M + 0x40000, ANON1M + 0x80000, SEED_VM_PAGES);
+	op_vma(r, ANON1M, ANON1M + 0x100000, RW);
+	feed_op(&a, r);
+	mp = at(&a, ANON1M + 0x80000);
+	CHECK(mp == l);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	CHECK_EQ_U64(mp->start, ANON1M);
+	CHECK_EQ_U64(mp->end, ANON1M + 0x100000);
+	CHECK_EQ_INT(mp->rss[MW_ANON], 16 * P);
+	CHECK_EQ_INT(mp->rss[MW_SWAP], 2 * P);
+	CHECK_EQ_U64(mp->born_seq, 4);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	account_free(&a);
+}
+
+/* With an oracle the split is measured, not guessed. */
+static int oracle_fixed(void *ctx, uint64_t start, uint64_t end, uint64_t *anon, uint64_t *file)
+{
+	int *calls = ctx;
+
+	(*calls)++;
+	*file = 0;
+	if (start == ANON1M && end == ANON1M + 0x40000)
+		*anon = P;
+	else if (start == ANON1M + 0x80000 && end == ANON1M + 0x100000)
+		*anon = 10 * P;
+	else
+		return -ENOENT;
+	return 0;
+}
+
+TEST(mprotect_split_with_oracle)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	int calls = 0;
+
+	attach(&a);
+	a.model.oracle.range_rss = oracle_fixed;
+	a.model.oracle.ctx = &calls;
+	r = op_new(MW_OP_MPROTECT, 1, 5000, ANON1M + 0x40000, ANON1M + 0x80000, SEED_VM_PAGES);
+	op_vma(r, ANON1M + 0x40000, ANON1M + 0x80000, MW_VM_READ);
+	feed_op(&a, r);
+	CHECK_EQ_INT(calls, 2);
+	CHECK_EQ_INT(at(&a, ANON1M)->rss[MW_ANON], P);
+	CHECK_EQ_INT(at(&a, ANON1M + 0x40000)->rss[MW_ANON], 5 * P);
+	CHECK_EQ_INT(at(&a, ANON1M + 0x80000)->rss[MW_ANON], 10 * P);
+	CHECK(!at(&a, ANON1M + 0x40000)->rss_estimated);
+	account_free(&a);
+}
+
+static const char maps_resync[] =
+	"555555554000-555555556000 r--p 00000000 fe:01 1234 /usr/bin/app\n"
+	"555555556000-555555558000 rw-p 00002000 fe:01 1234 /usr/bin/app\n"
+	"555555560000-555555590000 rw-p 00000000 00:00 0 [heap]\n"
+	"7f0000000000-7f0000080000 rw-p 00000000 00:00 0 \n"
+	"7f0000080000-7f0000100000 r--p 00000000 00:00 0 \n"
+	"7f0000300000-7f0000304000 rw-s 00000000 00:19 77 /dev/shm/seg\n"
+	"7f0000400000-7f0000402000 rw-s 00000000 00:2d 88 /run/user/1000/pulse-shm\n"
+	"7f0000500000-7f0000501000 rw-p 00000000 00:00 0 [anon:tag]\n"
+	"7f0000600000-7f0000614000 rw-p 00000000 00:00 0 \n"
+	"7f0000800000-7f0000801000 rw-p 00000000 00:00 0 \n"
+	"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]\n"
+	"7ffd000fc000-7ffd00100000 r--p 00000000 00:00 0 [vvar]\n"
+	"7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0 [vdso]\n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
+
+TEST(resync_corrects_layout)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_deltas_rec *d;
+	struct mw_mapping *x, *y, *memfd, *mp, *heap;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, NEWMAP, NEWMAP + 0x10000, SEED_VM_PAGES + 16);
+	r->args[1] = 0x10000;
+	op_vma(r, NEWMAP, NEWMAP + 0x10000, RW);
+	feed_op(&a, r);
+	r = op_new(MW_OP_MMAP, 2, 5100, 0x7f0000700000, 0x7f0000704000, SEED_VM_PAGES + 20);
+	op_vma(r, 0x7f0000700000, 0x7f0000704000, RW);
+	feed_op(&a, r);
+	d = deltas_new(2, 5200);
+	deltas_add(d, NEWMAP, 0, 8 * P, 0, 0, 8 * P, 8);
+	deltas_add(d, 0x7f0000700000, 0, 2 * P, 0, 0, 2 * P, 2);
+	feed_deltas(&a, d);
+	x = at(&a, NEWMAP);
+	y = at(&a, 0x7f0000700000);
+	memfd = at(&a, MEMFD);
+	heap = at(&a, SB);
+
+	/* Records were lost: x grew, y and the memfd went, an mprotect
+	 * split the 1 MiB mapping, z appeared, brk moved. */
+	feed_seed(&a, MW_SEED_RESYNC, 9000, SB, 0x555555590000, SSTACK, maps_resync, NULL, NULL);
+	CHECK_EQ_U64(a.resyncs, 1);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.model.nlive, 14);
+	CHECK_EQ_U64(model_vm_bytes(&a.model),
+		     (2 + 2 + 48 + 128 + 128 + 4 + 2 + 1 + 20 + 1 + 33 + 4 + 2) * P);
+	CHECK(at(&a, NEWMAP) == x);
+	CHECK_EQ_U64(x->end, 0x7f0000614000);
+	CHECK_EQ_INT(x->rss[MW_ANON], 8 * P);
+	CHECK_EQ_U64(x->faults, 8);
+	CHECK_EQ_U64(x->born_seq, SEED_NLIVE + 1);
+	CHECK_EQ_U64(x->requested, 0x10000);
+	/* Gone ones are buried with their statistics. */
+	CHECK_EQ_U64(a.model.ndead, 2);
+	CHECK(memfd->unmapped && y->unmapped);
+	CHECK_EQ_INT(memfd->rss[MW_SHMEM], 16 * KB);
+	CHECK_EQ_INT(y->rss[MW_ANON], 2 * P);
+	CHECK_EQ_U64(y->died_ns, 9000);
+	/* The new one starts from nothing. */
+	mp = at(&a, 0x7f0000800000);
+	CHECK_EQ_INT(mapping_rss_total(mp), 0);
+	CHECK_EQ_U64(mp->born_seq, SEED_NLIVE + 3);
+	CHECK_EQ_U64(mp->born_ns, 9000);
+	/* The missed split divides by size; the RSS is not re-read. */
+	CHECK_EQ_INT(at(&a, ANON1M)->rss[MW_ANON], 8 * P);
+	CHECK_EQ_INT(at(&a, ANON1M + 0x80000)->rss[MW_ANON], 8 * P);
+	CHECK_EQ_U64(at(&a, ANON1M + 0x80000)->flags, MW_VM_READ);
+	CHECK(at(&a, ANON1M)->rss_estimated);
+	/* Heap follows the new brk, keeps its RSS and identity. */
+	CHECK(at(&a, SB) == heap);
+	CHECK_EQ_U64(heap->end, 0x555555590000);
+	CHECK_EQ_INT(heap->kind, MW_K_HEAP);
+	CHECK_EQ_INT(heap->rss[MW_ANON], 12 * KB);
+	CHECK_EQ_U64(a.model.brk, 0x555555590000);
+	/* Everything else untouched. */
+	CHECK_EQ_INT(at(&a, STACK)->rss[MW_ANON], 16 * KB);
+	CHECK_STR(at(&a, TAG)->path, "[anon:tag]");
+	CHECK_EQ_INT(at(&a, 0x7f0000400000)->kind, MW_K_SHMEM);	/* devs kept */
+	CHECK_STR(a.comm, "app");
+	account_free(&a);
+}
+
+TEST(exec_buries_everything)
+{
+	struct mw_account a;
+	const char maps[] =
+		"5566aa000000-5566aa002000 r-xp 00000000 fe:01 999 /usr/bin/newprog\n"
+		"5566aa010000-5566aa031000 rw-p 00000000 00:00 0 [heap]\n"
+		"7ffe00000000-7ffe00021000 rw-p 00000000 00:00 0 [stack]\n";
+
+	attach(&a);
+	feed_task(&a, MW_REC_EXEC, 1, 7000, "newprog", 0);
+	CHECK_EQ_U64(a.model.nlive, 0);
+	CHECK_EQ_U64(a.model.ndead, SEED_NLIVE);
+	for (size_t i = 0; i < a.model.ndead; i++) {
+		CHECK(a.model.dead[i]->unmapped);
+		CHECK_EQ_U64(a.model.dead[i]->died_ns, 7000);
+	}
+	CHECK_EQ_INT(a.model.dead[3]->rss[MW_ANON], 64 * KB);	/* kept in death */
+	CHECK_STR(a.comm, "newprog");
+	CHECK_EQ_U64(a.execs, 1);
+	CHECK_EQ_U64(a.last_seq, 1);
+	CHECK_EQ_U64(model_vm_bytes(&a.model), 0);
+
+	feed_seed(&a, MW_SEED_EXEC, 7100, 0x5566aa010000, 0x5566aa031000, 0x7ffe00020000,
+		  maps, NULL, "newprog");
+	CHECK_EQ_U64(a.model.nlive, 3);
+	CHECK_EQ_U64(a.model.ndead, SEED_NLIVE);
+	CHECK_EQ_INT(at(&a, 0x5566aa010000)->kind, MW_K_HEAP);
+	CHECK_EQ_INT(at(&a, 0x7ffe00000000)->kind, MW_K_STACK);
+	CHECK_EQ_INT(at(&a, 0x5566aa000000)->kind, MW_K_FILE);
+	CHECK_EQ_INT(live_resident(&a), 0);
+	CHECK_EQ_U64(a.resyncs, 0);
+
+	/* A comm that fills the record is cut to fit. */
+	feed_task(&a, MW_REC_EXEC, 2, 8000, "0123456789abcdefXYZ", 0);
+	CHECK_STR(a.comm, "0123456789abcde");
+	CHECK_EQ_U64(a.execs, 2);
+	CHECK_EQ_U64(a.model.nlive, 0);
+	account_free(&a);
+}
+
+TEST(exit_and_end)
+{
+	struct mw_account a;
+	struct mw_end e = { .pid = 4242, .how = MW_END_EXITED, .wait_status = 0, .ts = 99000 };
+
+	attach(&a);
+	feed_task(&a, MW_REC_EXIT, 1, 9000, "app", 0x100);
+	CHECK(a.exited);
+	CHECK_EQ_INT(a.wait_status, 0x100);
+	CHECK(!a.ended);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);	/* the layout stays as it was */
+	feed_exact(&a, MW_S_END, &e, sizeof(e));
+	CHECK(a.ended);
+	CHECK_EQ_U64(a.end_ns, 99000);
+	CHECK_EQ_INT(a.wait_status, 0);
+	account_free(&a);
+
+	attach(&a);
+	e.how = MW_END_DETACHED;
+	e.wait_status = -1;
+	feed_exact(&a, MW_S_END, &e, sizeof(e));
+	CHECK(a.ended && !a.exited);
+	CHECK_EQ_INT(a.wait_status, -1);
+	feed_exact(&a, MW_S_END, &e, sizeof(e) - 1);	/* short: ignored */
+	CHECK_EQ_U64(a.records, 3);
+	account_free(&a);
+}
+
+/* ---- kernel state ------------------------------------------------------------- */
+
+TEST(state_final_applies_slots)
+{
+	struct mw_account a;
+	struct mw_state *s = calloc(1, sizeof(*s));
+	struct mw_mapping *anon, *memfd;
+
+	attach(&a);
+	anon = at(&a, ANON1M);
+	memfd = at(&a, MEMFD);
+	s->pid = 4242;
+	s->lost_global = 17;
+	s->proc.total_vm = SEED_VM_PAGES;
+	slot_set(&s->proc.slots[3], ANON1M + 0x5000, 0, 2 * P, 0, 0, 3 * P, 5);
+	slot_set(&s->proc.slots[10], MEMFD, 0, 0, 0, P, P, 1);
+	slot_set(&s->proc.slots[20], 0, 0, 9 * P, 0, 0, 9 * P, 9);	/* free slot */
+	slot_set(&s->proc.slots[63], 0x1000, 0, P, 0, 0, P, 1);	/* no mapping */
+
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
+	CHECK(a.have_kstate);
+	CHECK_EQ_U64(a.lost_global, 17);
+	CHECK_EQ_INT(anon->rss[MW_ANON], 64 * KB);	/* not final: not applied */
+	CHECK_EQ_U64(a.kstate.slots[3].vm_start, ANON1M + 0x5000);
+
+	s->final = 1;
+	s->lost_global = 18;
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
+	CHECK_EQ_U64(a.lost_global, 18);
+	CHECK_EQ_INT(anon->rss[MW_ANON], 18 * P);
+	CHECK_EQ_U64(anon->faults, 5);
+	CHECK_EQ_INT(anon->rss_peak, 19 * P);
+	CHECK_EQ_INT(memfd->rss[MW_SHMEM], 5 * P);
+	CHECK_EQ_U64(memfd->faults, 1);
+	CHECK_EQ_INT(a.lost_attr[MW_ANON], P);
+	CHECK_EQ_U64(a.lost_attr_faults, 1);
+	int left = 0;
+	for (int i = 0; i < MW_SLOTS; i++)
+		left += a.kstate.slots[i].vm_start != 0;
+	CHECK_EQ_INT(left, 0);
+	CHECK_EQ_U64(a.kstate.total_vm, SEED_VM_PAGES);
+
+	/* Short state records are ignored. */
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s) - 1);
+	CHECK_EQ_INT(anon->rss[MW_ANON], 18 * P);
+	free(s);
+	account_free(&a);
+}
+
+TEST(totals_from_kstate)
+{
+	struct mw_account a;
+	struct mw_state *s = calloc(1, sizeof(*s));
+
+	attach(&a);
+	CHECK_EQ_U64(account_vm(&a), 0);
+	CHECK_EQ_INT(account_rss_total(&a), 0);
+	/* Nothing known of the kernel yet: all the table holds is "extra". */
+	CHECK_EQ_INT(account_unattributed(&a), -36 * (int64_t)P);
+
+	s->proc.rss[MW_FILE] = 10 * P;
+	s->proc.rss[MW_ANON] = 20 * P;
+	s->proc.rss[MW_SHMEM] = 3 * P;
+	s->proc.rss[MW_SWAP] = 5 * P;
+	s->proc.rss_peak = 40 * P;
+	s->proc.total_vm = 100;
+	s->proc.vm_peak = 120;
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
+	CHECK_EQ_U64(account_vm(&a), 100 * P);
+	CHECK_EQ_U64(account_vm_peak(&a), 120 * P);
+	CHECK_EQ_INT(account_rss(&a, MW_FILE), 10 * P);
+	CHECK_EQ_INT(account_rss(&a, MW_ANON), 20 * P);
+	CHECK_EQ_INT(account_rss(&a, MW_SHMEM), 3 * P);
+	CHECK_EQ_INT(account_rss(&a, MW_SWAP), 5 * P);
+	CHECK_EQ_INT(account_rss(&a, -1), 0);
+	CHECK_EQ_INT(account_rss(&a, MW_NR_MEMBERS), 0);
+	CHECK_EQ_INT(account_rss_total(&a), 33 * P);	/* swap not resident */
+	CHECK_EQ_U64(account_rss_peak(&a), 40 * P);
+	/* Table: anon 25, file 4, shmem 7 pages = 36; kernel 33. */
+	CHECK_EQ_INT(account_unattributed(&a), -3 * (int64_t)P);
+
+	/* Peaks are never below the current values. */
+	s->proc.vm_peak = 90;
+	s->proc.rss_peak = 10 * P;
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
+	CHECK_EQ_U64(account_vm_peak(&a), 100 * P);
+	CHECK_EQ_U64(account_rss_peak(&a), 33 * P);
+
+	/* Exactly what the table holds: nothing unattributed. */
+	s->proc.rss[MW_FILE] = 4 * P;
+	s->proc.rss[MW_ANON] = 25 * P;
+	s->proc.rss[MW_SHMEM] = 7 * P;
+	s->proc.rss[MW_SWAP] = 1;	/* swap never counts here */
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
+	CHECK_EQ_INT(account_unattributed(&a), 0);
+
+	/* Negative totals (counters read mid-teardown) give no negative peak. */
+	s->proc.rss[MW_FILE] = -(int64_t)P;
+	s->proc.rss[MW_ANON] = 0;
+	s->proc.rss[MW_SHMEM] = 0;
+	s->proc.rss_peak = 0;
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
+	CHECK_EQ_INT(account_rss_total(&a), -(int64_t)P);
+	CHECK_EQ_U64(account_rss_peak(&a), 0);
+	free(s);
+	account_free(&a);
+}
+
+/* A whole session: seed, ops, deltas, state; the table and the kernel's
+ * totals agree to the byte when every record arrives. */
+TEST(session_consistent)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_deltas_rec *d;
+	struct mw_state *s = calloc(1, sizeof(*s));
+	int64_t anon = 25 * P;
+	uint64_t vm = SEED_VM_PAGES;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, NEWMAP, NEWMAP + 0x20000, vm += 32);
+	op_vma(r, NEWMAP, NEWMAP + 0x20000, RW);
+	feed_op(&a, r);
+	d = deltas_new(1, 5100);
+	deltas_add(d, NEWMAP, 0, 20 * P, 0, 0, 20 * P, 20);
+	deltas_add(d, SB, 0, 3 * P, 0, 0, 3 * P, 3);
+	feed_deltas(&a, d);
+	anon += 23 * P;
+	r = op_new(MW_OP_MUNMAP, 2, 5200, NEWMAP + 0x8000, NEWMAP + 0x18000, vm -= 16);
+	r->rss_delta[MW_ANON] = -13 * (int64_t)P;
+	feed_op(&a, r);
+	anon -= 13 * P;
+	r = op_new(MW_OP_MADVISE, 3, 5300, ANON1M, ANON1M + 0x80000, vm);
+	r->rss_delta[MW_ANON] = -8 * (int64_t)P;	/* MADV_DONTNEED */
+	op_vma(r, ANON1M, ANON1M + 0x100000, RW);
+	feed_op(&a, r);
+	anon -= 8 * P;
+	brk_op(&a, 4, BRK, BRK + 0x4000, 0, vm += 4, SB);
+	d = deltas_new(4, 5400);
+	deltas_add(d, SB, 0, 2 * P, 0, 0, 2 * P, 2);
+	feed_deltas(&a, d);
+	anon += 2 * P;
+
+	s->proc.rss[MW_FILE] = 4 * P;
+	s->proc.rss[MW_ANON] = anon;
+	s->proc.rss[MW_SHMEM] = 7 * P;
+	s->proc.total_vm = vm;
+	s->final = 1;
+	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
+	CHECK_EQ_INT(model_rss(&a.model, MW_ANON), anon);
+	CHECK_EQ_INT(account_unattributed(&a), 0);
+	CHECK_EQ_U64(model_vm_bytes(&a.model), account_vm(&a));
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	CHECK(!a.need_resync);
+	CHECK_EQ_INT(at(&a, NEWMAP)->rss[MW_ANON] + at(&a, NEWMAP + 0x18000)->rss[MW_ANON], 7 * P);
+	CHECK_EQ_INT(last_dead(&a)->rss[MW_ANON], 13 * P);
+	CHECK_EQ_INT(at(&a, ANON1M)->rss[MW_ANON], 8 * P);
+	CHECK_EQ_INT(at(&a, SB)->rss[MW_ANON], 8 * P);
+	free(s);
+	account_free(&a);
+}
+
+/* Records the analysis must survive without reading past them. */
+TEST(short_records)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+
+	attach(&a);
+	/* Op shorter than its fixed part: ignored (the sequence counts). */
+	r = op_new(MW_OP_MUNMAP, 1, 5000, ANON1M, ANON1M + 0x100000, 0);
+	feed_exact(&a, MW_S_BPF, r, offsetof(struct mw_op_rec, vmas) - 1);
+	free(r);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK_EQ_U64(a.last_seq, 1);
+	/* A file VMA whose path was cut off: no path, no crash. */
+	r = op_new(MW_OP_MMAP, 2, 5100, 0x7f0000700000, 0x7f0000701000, SEED_VM_PAGES + 1);
+	op_file_vma(r, 0x7f0000700000, 0x7f0000701000, MW_VM_READ, 0, 254, 1, 5, 0, "/lib/x.so");
+	feed_exact(&a, MW_S_BPF, r, offsetof(struct mw_op_rec, paths));
+	free(r);
+	CHECK(at(&a, 0x7f0000700000) != NULL);
+	CHECK(at(&a, 0x7f0000700000)->path == NULL);
+	CHECK(at(&a, 0x7f0000700000)->has_file);
+	/* Header only, and less than a header. */
+	struct mw_rec_hdr h = { .type = MW_REC_OP, .seq = 3 };
+	feed_exact(&a, MW_S_BPF, &h, sizeof(h));
+	feed_exact(&a, MW_S_BPF, &h, sizeof(h) - 1);
+	struct mw_task_rec t = { .hdr = { .type = MW_REC_EXEC, .seq = 4 } };
+	feed_exact(&a, MW_S_BPF, &t, sizeof(t) - 1);	/* short exec: seq only */
+	CHECK_EQ_U64(a.execs, 0);
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE + 1);
+	CHECK_EQ_U64(a.last_seq, 4);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	/* Unknown kinds and types are counted and skipped. */
+	feed_exact(&a, 99, &h, sizeof(h));
+	h.type = 77;
+	feed_exact(&a, MW_S_BPF, &h, sizeof(h));
+	CHECK_EQ_U64(a.records, 8);
+	account_free(&a);
+}
+
+int main(void)
+{
+	RUN(seed_attach);
+	RUN(seed_malformed_ignored);
+	RUN(mmap_new_mapping);
+	RUN(mmap_populate);
+	RUN(mmap_fixed_over_resident);
+	RUN(mmap_merges_with_neighbour);
+	RUN(deltas_land_on_mappings);
+	RUN(munmap_part);
+	RUN(munmap_kept_peak_follows);
+	RUN(munmap_several_pieces_exact);
+	RUN(mremap_move);
+	RUN(mremap_move_over_mapping);
+	RUN(mremap_shrink);
+	RUN(mremap_grow_in_place);
+	RUN(mremap_dontunmap);
+	RUN(brk_grow_and_shrink);
+	RUN(brk_heap_follows);
+	RUN(vmgrow_stack);
+	RUN(seq_gap);
+	RUN(vm_mismatch);
+	RUN(mprotect_split_and_merge_back);
+	RUN(mprotect_split_with_oracle);
+	RUN(resync_corrects_layout);
+	RUN(exec_buries_everything);
+	RUN(exit_and_end);
+	RUN(state_final_applies_slots);
+	RUN(totals_from_kstate);
+	RUN(session_consistent);
+	RUN(short_records);
+	return unit_done();
+}

@@ -552,6 +552,10 @@ static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t l
 
 	if (len < sizeof(*s) || (uint64_t)s->maps_len + s->mountinfo_len > len - sizeof(*s))
 		return;
+	if (!a->start_ns)
+		a->start_ns = s->ts;	/* the trace begins with its first seed */
+	if (!a->pid)
+		a->pid = s->pid;
 	m->now_ns = s->ts;
 	m->start_brk = s->start_brk;
 	m->brk = s->brk;

@@ -5,6 +5,8 @@
  *
  *   memwatch [OPTIONS] -p PID
  *   memwatch [OPTIONS] -- CMD [ARGS...]
+ *   memwatch record -o FILE [OPTIONS] (-p PID | -- CMD [ARGS...])
+ *   memwatch report [OPTIONS] FILE
  */
 #include <argp.h>
 #include <errno.h>
@@ -17,16 +19,21 @@
 
 #include "account.h"
 #include "launch.h"
+#include "recording.h"
 #include "report.h"
 #include "trace.h"
 #include "util.h"
 
 #define MW_VERSION "0.1.0"
 
+enum cli_mode { MODE_TRACE, MODE_RECORD, MODE_REPORT };
+
 struct cli {
+	enum cli_mode mode;
 	struct trace_opts trace;
 	const char *json_path;
 	const char *text_path;
+	const char *record_path;	/* record: -o; report: the operand */
 	bool quiet;
 	long max_mappings;	/* -1: per-format default */
 };
@@ -40,7 +47,7 @@ static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID (all its threads)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: when the process exits or on Ctrl-C)", 0 },
 	{ "json", 'j', "FILE", 0, "Write newline-delimited JSON to FILE ('-' for stdout); the last line is the summary", 0 },
-	{ "output", 'o', "FILE", 0, "Write the text report to FILE instead of stdout", 0 },
+	{ "output", 'o', "FILE", 0, "Write the text report to FILE instead of stdout (record: the recording)", 0 },
 	{ "quiet", 'q', NULL, 0, "No text report", 0 },
 	{ "max-mappings", 'm', "N", 0, "Show at most N mappings, folding the rest into one row (default: 25 in text, 1000 in JSON)", 0 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two (default 8 MiB)", 0 },
@@ -52,12 +59,15 @@ static const struct argp_option options[] = {
 static const char doc[] =
 	"memwatch -- trace a process's memory (mappings, page faults, RSS) with eBPF\n\n"
 	"  memwatch [OPTIONS] -p PID\n"
-	"  memwatch [OPTIONS] -- CMD [ARGS...]\n\n"
+	"  memwatch [OPTIONS] -- CMD [ARGS...]\n"
+	"  memwatch record -o FILE [OPTIONS] (-p PID | -- CMD [ARGS...])\n"
+	"  memwatch report [OPTIONS] FILE\n\n"
 	"With -- CMD, memwatch starts CMD and traces it from its first instruction, "
 	"then exits with CMD's exit status.  Needs root, or CAP_BPF and CAP_PERFMON."
 	"\vExit codes: 0 ok (or CMD's status), 1 runtime error, 2 usage, 3 not "
 	"permitted, 4 no kernel BTF, 5 no tracefs, 6 bad PID, 7 output not writable, "
-	"8 BPF load/attach failed, 9 kernel too old, 126/127 CMD not executable/found.";
+	"8 BPF load/attach failed, 9 kernel too old, 10 recording unreadable, "
+	"126/127 CMD not executable/found.";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -114,7 +124,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		c->json_path = arg;
 		break;
 	case 'o':
-		c->text_path = arg;
+		if (c->mode == MODE_RECORD)
+			c->record_path = arg;
+		else
+			c->text_path = arg;
 		break;
 	case 'q':
 		c->quiet = true;
@@ -135,11 +148,26 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		mw_verbose++;
 		break;
 	case ARGP_KEY_ARG:
+		if (c->mode == MODE_REPORT) {
+			if (c->record_path)
+				usage_error("one recording at a time (got '%s' too)", arg);
+			c->record_path = arg;
+			break;
+		}
 		/* Everything from the first operand on is the command. */
 		c->trace.cmd = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		if (c->mode == MODE_REPORT) {
+			if (!c->record_path)
+				usage_error("report: name the recording to read%s", "");
+			if (c->trace.pid || c->trace.duration)
+				usage_error("report: -p and -d belong to 'memwatch record'%s", "");
+			break;
+		}
+		if (c->mode == MODE_RECORD && !c->record_path)
+			usage_error("record: -o FILE names the recording to write%s", "");
 		if (c->trace.pid && c->trace.cmd)
 			usage_error("give either -p PID or -- CMD, not both%s", "");
 		if (!c->trace.pid && !c->trace.cmd)
@@ -177,6 +205,95 @@ static int close_output(FILE *f, const char *path)
 	return 0;
 }
 
+static int write_reports(struct cli *c, FILE *json, FILE *text,
+			 const struct mw_account *acct, int status)
+{
+	struct report_opts ro = { .cmd_status = status };
+	int out_err = 0;
+
+	if (json) {
+		ro.max_mappings = c->max_mappings >= 0 ? (size_t)c->max_mappings : 1000;
+		if (report_json_start(json, acct) || report_json_summary(json, acct, &ro))
+			out_err = MW_EXIT_OUTPUT;
+		out_err = close_output(json, c->json_path) ?: out_err;
+	}
+	if (text) {
+		ro.max_mappings = c->max_mappings >= 0 ? (size_t)c->max_mappings : 25;
+		report_text(text, acct, &ro);
+		out_err = close_output(text, c->text_path) ?: out_err;
+	}
+	return out_err;
+}
+
+/* memwatch report FILE: replay a recording through the analysis. */
+static int run_report(struct cli *c, FILE *json, FILE *text)
+{
+	struct mw_account acct;
+	uint64_t n;
+	int status, err;
+	FILE *f = fopen(c->record_path, "rb");
+
+	if (!f) {
+		mw_err("cannot read %s: %s", c->record_path, strerror(errno));
+		return MW_EXIT_RECORDING;
+	}
+	account_init(&acct, 0, c->trace.dead_limit);
+	status = replay_into(f, &acct, &n);
+	fclose(f);
+	if (status == MW_REPLAY_VERSION || status == MW_REPLAY_NOTREC) {
+		mw_err("%s: %s", c->record_path, replay_status_str(status));
+		account_free(&acct);
+		return MW_EXIT_RECORDING;
+	}
+	err = write_reports(c, json, text, &acct, acct.wait_status);
+	account_free(&acct);
+	if (status != MW_REPLAY_OK) {
+		mw_err("%s: %s after %llu records: the report covers those",
+		       c->record_path, replay_status_str(status), (unsigned long long)n);
+		return MW_EXIT_RECORDING;
+	}
+	return err;
+}
+
+/* Trace (and with 'record', save the stream); report at the end. */
+static int run_trace(struct cli *c, FILE *json, FILE *text)
+{
+	struct mw_recorder rec;
+	struct mw_account acct;
+	int err, status, out_err;
+
+	if (c->mode == MODE_RECORD) {
+		if (recorder_open(&rec, c->record_path))
+			return MW_EXIT_OUTPUT;
+		c->trace.recorder = &rec;
+	}
+	account_init(&acct, c->trace.pid, c->trace.dead_limit);
+	err = trace_run(&c->trace, &acct, &status);
+	if (c->mode == MODE_RECORD) {
+		int werr = recorder_close(&rec);
+
+		if (werr) {
+			mw_err("writing %s failed: %s", c->record_path, strerror(werr));
+			err = err ?: MW_EXIT_OUTPUT;
+		} else if (!err) {
+			fprintf(stderr, "memwatch: wrote %llu records (%llu bytes) to %s\n",
+				(unsigned long long)rec.records, (unsigned long long)rec.bytes,
+				c->record_path);
+		}
+	}
+	if (err) {
+		account_free(&acct);
+		return err;
+	}
+	out_err = write_reports(c, json, text, &acct, status);
+	account_free(&acct);
+	if (out_err)
+		return out_err;
+	if (c->trace.cmd && status >= 0)
+		return launch_exit_code(status);
+	return MW_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = {
@@ -184,43 +301,27 @@ int main(int argc, char **argv)
 		.max_mappings = -1,
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
-	struct report_opts ro = { .cmd_status = -1 };
-	struct mw_account acct;
 	FILE *json = NULL, *text = NULL;
-	int err, status, out_err = 0;
 
 	argv[0] = "memwatch";	/* getopt's messages name argv[0] */
 	argp_program_version = "memwatch " MW_VERSION;
 	argp_err_exit_status = MW_EXIT_USAGE;
+	if (argc > 1 && strcmp(argv[1], "record") == 0)
+		c.mode = MODE_RECORD;
+	else if (argc > 1 && strcmp(argv[1], "report") == 0)
+		c.mode = MODE_REPORT;
+	if (c.mode != MODE_TRACE) {
+		argv[1] = argv[0];	/* parse the rest as if it were the command line */
+		argc--;
+		argv++;
+	}
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &c);
 
 	if (c.json_path)
 		json = open_output(c.json_path);
-	if (!c.quiet)
+	if (!c.quiet && c.mode != MODE_RECORD)
 		text = open_output(c.text_path);
-
-	account_init(&acct, c.trace.pid, c.trace.dead_limit);
-	err = trace_run(&c.trace, &acct, &status);
-	if (err) {
-		account_free(&acct);
-		return err;
-	}
-	ro.cmd_status = status;
-	if (json) {
-		ro.max_mappings = c.max_mappings >= 0 ? (size_t)c.max_mappings : 1000;
-		if (report_json_start(json, &acct) || report_json_summary(json, &acct, &ro))
-			out_err = MW_EXIT_OUTPUT;
-		out_err = close_output(json, c.json_path) ?: out_err;
-	}
-	if (text) {
-		ro.max_mappings = c.max_mappings >= 0 ? (size_t)c.max_mappings : 25;
-		report_text(text, &acct, &ro);
-		out_err = close_output(text, c.text_path) ?: out_err;
-	}
-	account_free(&acct);
-	if (out_err)
-		return out_err;
-	if (c.trace.cmd && status >= 0)
-		return launch_exit_code(status);
-	return MW_EXIT_OK;
+	if (c.mode == MODE_REPORT)
+		return run_report(&c, json, text);
+	return run_trace(&c, json, text);
 }

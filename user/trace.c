@@ -21,6 +21,7 @@
 #include "launch.h"
 #include "preflight.h"
 #include "procfs.h"
+#include "recording.h"
 #include "seed.h"
 #include "trace.h"
 #include "util.h"
@@ -34,17 +35,35 @@ static void on_signal(int sig)
 	nsignals++;
 }
 
+#define MAX_ORACLE_PER_RECORD 16
+
 struct session {
 	const struct trace_opts *o;
 	struct mw_account *acct;
 	struct mw_capture *cap;
 	pid_t pid;
 	bool alive;		/* the process still exists */
+	/* pagemap answers given while analysing the current record: a
+	 * recording stores them ahead of it, for replay */
+	struct mw_oracle_ans answers[MAX_ORACLE_PER_RECORD];
+	size_t nanswers;
 };
 
+/* Everything capture learns passes here: into the analysis, and into the
+ * recording if there is one. */
 static void feed(struct session *s, const struct mw_srec *r)
 {
+	struct mw_recorder *w = s->o->recorder;
+
+	s->nanswers = 0;
 	account_feed(s->acct, r);
+	if (!w)
+		return;
+	for (size_t i = 0; i < s->nanswers; i++)
+		recorder_write(w, &(struct mw_srec){ .kind = MW_S_ORACLE,
+						     .len = sizeof(s->answers[i]),
+						     .data = &s->answers[i] });
+	recorder_write(w, r);
 }
 
 static void feed_seed(struct session *s, enum mw_seed_mode mode)
@@ -80,10 +99,17 @@ static int oracle_pagemap(void *ctx, uint64_t start, uint64_t end,
 			  uint64_t *anon, uint64_t *file)
 {
 	struct session *s = ctx;
+	int err = -ESRCH;
 
-	if (!s->alive || s->acct->exited)
-		return -ESRCH;
-	return procfs_pagemap_rss(s->pid, start, end, anon, file);
+	*anon = *file = 0;
+	if (s->alive && !s->acct->exited)
+		err = procfs_pagemap_rss(s->pid, start, end, anon, file);
+	if (s->nanswers < MAX_ORACLE_PER_RECORD)
+		s->answers[s->nanswers++] = (struct mw_oracle_ans){
+			.pid = s->pid, .err = err, .start = start, .end = end,
+			.anon = *anon, .file = *file,
+		};
+	return err;
 }
 
 static void install_signals(void)
@@ -120,7 +146,6 @@ static int start_target(struct session *s, const struct trace_opts *o)
 			kill(s->pid, SIGKILL);
 		return err == -ENOENT ? MW_EXIT_NOPID : MW_EXIT_RUNTIME;
 	}
-	s->acct->start_ns = mw_now_ns();
 	feed_seed(s, MW_SEED_ATTACH);
 	if (o->cmd && launch_resume(s->pid)) {
 		kill(s->pid, SIGKILL);

@@ -11,6 +11,8 @@
 
 #include "account.h"
 
+struct mw_recorder;
+
 struct trace_opts {
 	pid_t pid;		/* -p, or 0 with cmd */
 	char **cmd;		/* -- CMD ARGS, NULL-terminated */
@@ -18,6 +20,7 @@ struct trace_opts {
 	size_t ringbuf_bytes;
 	size_t max_procs;
 	size_t dead_limit;	/* unmapped mappings kept in the table */
+	struct mw_recorder *recorder;	/* 'memwatch record': save the stream */
 };
 
 /*

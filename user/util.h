@@ -24,6 +24,7 @@ enum mw_exit {
 	MW_EXIT_OUTPUT = 7,	/* output file cannot be written */
 	MW_EXIT_BPF = 8,	/* BPF programs failed to load or attach */
 	MW_EXIT_KERNEL = 9,	/* kernel lacks a required feature */
+	MW_EXIT_RECORDING = 10,	/* recording unreadable: truncated, corrupt, other version */
 	MW_EXIT_NOEXEC = 126,	/* CMD found but not executable */
 	MW_EXIT_NOTFOUND = 127,	/* CMD not found */
 };

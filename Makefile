@@ -29,8 +29,14 @@ CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS   += -fsanitize=address,undefined
 endif
 
+# The host's system include dirs, after ours (libbpf-bootstrap's idiom):
+# usdt.bpf.h needs <asm/errno.h> from the multiarch directory.
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-	      -Ibpf -Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
+	      -Ibpf -Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) \
+	      -Wall -Wno-unused-function -MMD -MP
 
 # The loader: every user/*.c except main.c also goes into the unit-test
 # library, so tests link against exactly the code memwatch runs.

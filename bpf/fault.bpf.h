@@ -260,6 +260,8 @@ static __always_inline void note_rss(struct mw_proc *p)
 
 	if (sum > (__s64)p->rss_peak)
 		p->rss_peak = sum;
+	if (sum > (__s64)p->phase_rss_peak)
+		p->phase_rss_peak = sum;
 }
 
 SEC("tracepoint/kmem/rss_stat")

@@ -8,6 +8,7 @@
  *   fault.bpf.h     page faults and kmem:rss_stat: the hot path
  *   syscalls.bpf.h  mmap, munmap, mremap, brk, mprotect, madvise, ... records
  *   task.bpf.h      exec and exit
+ *   mark.bpf.h      phase and iteration markers: uprobes, USDT, 'memwatch mark'
  *
  * Hot-path work (faults, RSS counter updates) is aggregated in place in the
  * per-process state; only address-space changes, exec and exit are streamed.
@@ -16,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
 #include "memwatch.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -25,3 +27,4 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "fault.bpf.h"
 #include "syscalls.bpf.h"
 #include "task.bpf.h"
+#include "mark.bpf.h"

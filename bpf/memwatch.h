@@ -56,7 +56,17 @@ enum mw_rec_type {
 	MW_REC_DELTAS,		/* struct mw_deltas_rec */
 	MW_REC_EXEC,		/* struct mw_task_rec */
 	MW_REC_EXIT,		/* struct mw_task_rec */
+	MW_REC_MARK,		/* struct mw_mark_rec */
 };
+
+/* Phase markers. */
+enum mw_mark_kind {
+	MW_MARK_PHASE = 1,	/* a new phase starts (the previous one ends) */
+	MW_MARK_ITER,		/* a new iteration starts */
+	MW_MARK_SAMPLE,		/* a periodic sample (-i): no boundary */
+};
+
+#define MW_MARK_NAME_LEN 64
 
 /* vm_flags bits we report (include/linux/mm.h, stable since 2.6). */
 #define MW_VM_READ	0x00000001UL
@@ -149,6 +159,32 @@ struct mw_task_rec {
 	__u64 total_vm;
 };
 
+/*
+ * A marker: uprobe (--phase-at, --iter), USDT (include/memwatch.h) or
+ * 'memwatch mark'.  It carries the process's exact totals at that instant and
+ * the peaks since the previous phase marker; the attribution slots are
+ * harvested just before it, so per-mapping growth splits at the boundary.
+ */
+struct mw_mark_rec {
+	struct mw_rec_hdr hdr;
+	__u32 kind;		/* enum mw_mark_kind */
+	__u32 id;		/* index of the --phase-at/--iter spec, 0: named here */
+	char name[MW_MARK_NAME_LEN];
+	__u64 total_vm;		/* pages */
+	__u64 phase_vm_peak;	/* pages, highest since the last phase mark */
+	__s64 rss[MW_NR_MEMBERS];	/* bytes */
+	__u64 phase_rss_peak;	/* bytes */
+	__u64 faults;		/* user + kernel faults so far */
+	__u64 mapped_bytes, unmapped_bytes;
+};
+
+/* Context of the mark_syscall program (BPF_PROG_TEST_RUN from the loader). */
+struct mw_mark_args {
+	__u32 tgid;
+	__u32 kind;		/* enum mw_mark_kind */
+	char name[MW_MARK_NAME_LEN];
+};
+
 /* Per-process state, aggregated in the kernel (hash map 'procs', by tgid). */
 #define MW_PROC_DEAD	0x2	/* process exited: freeze every counter */
 #define MW_PROC_HAD_MM	0x4	/* an mm was seen: a different one means exec */
@@ -170,6 +206,8 @@ struct mw_proc {
 	__u64 total_vm;		/* pages */
 	__u64 vm_peak;		/* pages, highest total_vm seen while traced */
 	__u64 hiwater_vm_base;	/* mm->hiwater_vm when tracing began */
+	__u64 phase_vm_peak;	/* pages, highest total_vm since the last phase mark */
+	__u64 phase_rss_peak;	/* bytes, likewise for RSS */
 	__u64 faults;		/* user-mode page faults */
 	__u64 kfaults;		/* kernel-mode faults on user addresses */
 	__u64 calls[MW_NR_OPS];	/* syscalls seen, by op */

@@ -67,6 +67,7 @@ union mw_scratch {
 	struct mw_op_rec op;
 	struct mw_deltas_rec deltas;
 	struct mw_task_rec task;
+	struct mw_mark_rec mark;
 };
 
 struct {
@@ -141,6 +142,8 @@ static __always_inline void proc_note_vm(struct mw_proc *p, __u64 total_vm,
 	p->total_vm = total_vm;
 	if (total_vm > p->vm_peak)
 		p->vm_peak = total_vm;
+	if (total_vm > p->phase_vm_peak)
+		p->phase_vm_peak = total_vm;
 	/* hiwater_vm is raised just before VM shrinks; a raise since tracing
 	 * began is a peak we may have seen only as the shrink's result. */
 	if (hiwater_vm > p->hiwater_vm_base && hiwater_vm > p->vm_peak)

@@ -9,6 +9,7 @@
  * process totals come from the kernel's exact counters (struct mw_proc).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +31,13 @@ void account_init(struct mw_account *a, pid_t pid, size_t dead_limit)
 	a->pid = pid;
 	a->wait_status = -1;
 	model_init(&a->model, dead_limit);
+	phases_init(&a->phases);
 }
 
 void account_free(struct mw_account *a)
 {
+	phases_free(&a->phases);
+	free(a->marknames);
 	model_free(&a->model);
 }
 
@@ -462,6 +466,50 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 	}
 }
 
+static const char *mark_name(const struct mw_account *a, const struct mw_mark_rec *mk)
+{
+	if (mk->name[0] || !mk->id)
+		return mk->name;
+	for (size_t i = 0; i < a->nmarknames; i++)
+		if (a->marknames[i].id == mk->id)
+			return a->marknames[i].name;
+	return "";
+}
+
+static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
+{
+	struct mw_point at = {
+		.ts = mk->hdr.ts,
+		.vm = mk->total_vm << MW_PAGE_SHIFT,
+		.faults = mk->faults,
+		.mapped = mk->mapped_bytes,
+		.unmapped = mk->unmapped_bytes,
+	};
+	char name[MW_MARK_NAME_LEN];
+
+	memcpy(at.rss, mk->rss, sizeof(at.rss));
+	snprintf(name, sizeof(name), "%s", mark_name(a, mk));
+	phases_mark(&a->phases, &a->model, mk->kind, name, &at,
+		    mk->phase_vm_peak << MW_PAGE_SHIFT, mk->phase_rss_peak);
+}
+
+/* The end of the trace as a point, from the final kernel aggregate. */
+static void finish_phases(struct mw_account *a)
+{
+	const struct mw_proc *k = &a->kstate;
+	struct mw_point at = {
+		.ts = a->end_ns,
+		.vm = k->total_vm << MW_PAGE_SHIFT,
+		.faults = k->faults + k->kfaults,
+		.mapped = k->mapped_bytes,
+		.unmapped = k->unmapped_bytes,
+	};
+
+	memcpy(at.rss, k->rss, sizeof(at.rss));
+	phases_finish(&a->phases, &a->model, &at, k->phase_vm_peak << MW_PAGE_SHIFT,
+		      k->phase_rss_peak);
+}
+
 static void note_seq(struct mw_account *a, uint32_t seq)
 {
 	if (a->seq_known && seq != a->last_seq + 1 && seq > a->last_seq) {
@@ -499,6 +547,11 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		memcpy(a->comm, t->comm, sizeof(a->comm));
 		a->comm[sizeof(a->comm) - 1] = 0;
 		a->execs++;
+		break;
+	case MW_REC_MARK:
+		note_seq(a, h->seq);
+		if (len >= sizeof(struct mw_mark_rec))
+			apply_mark(a, data);
 		break;
 	case MW_REC_EXIT:
 		note_seq(a, h->seq);
@@ -591,8 +644,10 @@ static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t l
 		prev_end = pm.v[i].end;
 		vma_state_from_proc(&pm.v[i], &v);
 		mp = model_set_vma(m, &v);
-		if (mp && s->mode == MW_SEED_ATTACH)
+		if (mp && s->mode == MW_SEED_ATTACH) {
 			seed_rss(mp, &pm.v[i]);
+			mp->phase = -1;		/* there before tracing began */
+		}
 	}
 	if (pm.n && prev_end < UINT64_MAX)
 		remove_range(a, prev_end, UINT64_MAX, NULL);
@@ -632,6 +687,14 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		if (r->len >= sizeof(struct mw_state))
 			apply_state(a, r->data);
 		break;
+	case MW_S_MARKNAME:
+		if (r->len >= sizeof(struct mw_markname)) {
+			a->marknames = mw_xrealloc(a->marknames, a->nmarknames + 1,
+						   sizeof(*a->marknames));
+			memcpy(&a->marknames[a->nmarknames], r->data, sizeof(*a->marknames));
+			a->marknames[a->nmarknames++].name[MW_MARK_NAME_LEN - 1] = 0;
+		}
+		break;
 	case MW_S_UNLINKED:
 		if (r->len >= sizeof(struct mw_unlinked)) {
 			const struct mw_unlinked *u = r->data;
@@ -651,6 +714,7 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 
 			a->ended = true;
 			a->end_ns = e->ts;
+			finish_phases(a);
 			if (e->how == MW_END_EXITED)
 				a->exited = true;
 			if (e->wait_status >= 0)

@@ -12,6 +12,7 @@
 
 #include "memwatch.h"
 #include "model.h"
+#include "phase.h"
 #include "stream.h"
 
 struct mw_account {
@@ -33,10 +34,15 @@ struct mw_account {
 	uint64_t lost_attr_faults;
 	uint64_t execs;
 
+	struct mw_phases phases;
+	struct mw_markname *marknames;
+	size_t nmarknames;
+
 	uint64_t start_ns, end_ns;
 	bool ended, exited;
 	int wait_status;	/* -1 unknown */
 	uint64_t records;	/* stream records applied */
+	bool json_started;	/* the JSON "start" line is out */
 };
 
 void account_init(struct mw_account *a, pid_t pid, size_t dead_limit);

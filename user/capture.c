@@ -16,13 +16,19 @@
 struct mw_capture {
 	struct memwatch_bpf *skel;
 	struct ring_buffer *rb;
+	struct bpf_link **marker_links;
+	size_t nmarker_links;
 	mw_sink_fn sink;
 	void *sink_ctx;
 	int ncpus;
 };
 
+static bool quiet_libbpf;	/* trying probes that may not be there */
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	if (quiet_libbpf && mw_verbose < 2)
+		return 0;
 	if (level == LIBBPF_DEBUG && mw_verbose < 2)
 		return 0;
 	if (level == LIBBPF_INFO && !mw_verbose)
@@ -99,6 +105,9 @@ void capture_close(struct mw_capture *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	for (size_t i = 0; i < c->nmarker_links; i++)
+		bpf_link__destroy(c->marker_links[i]);
+	free(c->marker_links);
 	memwatch_bpf__destroy(c->skel);
 	free(c);
 }
@@ -149,4 +158,65 @@ uint64_t capture_lost_global(struct mw_capture *c)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+int capture_fd(struct mw_capture *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+static void keep_link(struct mw_capture *c, struct bpf_link *l)
+{
+	c->marker_links = mw_xrealloc(c->marker_links, c->nmarker_links + 1,
+				      sizeof(*c->marker_links));
+	c->marker_links[c->nmarker_links++] = l;
+}
+
+int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
+			   const struct mw_marker_spec *specs, size_t n)
+{
+	static const char *const usdt_names[] = { "phase", "iter" };
+	struct bpf_program *usdt_progs[] = { c->skel->progs.usdt_phase, c->skel->progs.usdt_iter };
+
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = specs[i].symbol,
+			    .bpf_cookie = ((__u64)specs[i].kind << 32) | (i + 1));
+		struct bpf_link *l;
+
+		l = bpf_program__attach_uprobe_opts(c->skel->progs.mark_uprobe, pid,
+						    specs[i].binary, 0, &uo);
+		if (!l) {
+			mw_err("cannot place a marker on %s:%s (%s): is the path right and "
+			       "the symbol in its symbol table?", specs[i].binary,
+			       specs[i].symbol, strerror(errno));
+			return MW_EXIT_PROBE;
+		}
+		keep_link(c, l);
+	}
+	/* USDT probes from include/memwatch.h, if the program has them. */
+	for (size_t i = 0; exe && i < MW_ARRAY_SIZE(usdt_names); i++) {
+		struct bpf_link *l;
+
+		quiet_libbpf = true;
+		l = bpf_program__attach_usdt(usdt_progs[i], pid, exe, "memwatch",
+					     usdt_names[i], NULL);
+		quiet_libbpf = false;
+		if (l)
+			keep_link(c, l);
+		else
+			mw_dbg("no memwatch:%s USDT probe in %s", usdt_names[i], exe);
+	}
+	return 0;
+}
+
+int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name)
+{
+	struct mw_mark_args args = { .tgid = pid, .kind = kind };
+	LIBBPF_OPTS(bpf_test_run_opts, ro, .ctx_in = &args, .ctx_size_in = sizeof(args));
+
+	if (name)
+		snprintf(args.name, sizeof(args.name), "%s", name);
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.mark_syscall), &ro))
+		return -errno;
+	return 0;
 }

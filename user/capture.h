@@ -37,6 +37,24 @@ void capture_untrack(struct mw_capture *c, pid_t pid);
  * negative errno (-EINTR when a signal arrived). */
 int capture_poll(struct mw_capture *c, int timeout_ms);
 
+/* A --phase-at / --iter spec: BINARY:SYMBOL[=NAME]. */
+struct mw_marker_spec {
+	char *binary;		/* path, or a library name ("libfoo.so") */
+	char *symbol;
+	char *name;		/* phase name; NULL: the symbol */
+	__u32 kind;		/* MW_MARK_PHASE or MW_MARK_ITER */
+};
+
+/* Attach the uprobes of specs[] (the cookie carries kind and index + 1) and
+ * the USDT probes of exe.  0, or MW_EXIT_PROBE after saying which spec
+ * failed. */
+int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
+			   const struct mw_marker_spec *specs, size_t n);
+/* Emit a marker for pid now, from BPF, in order with its records. */
+int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name);
+/* An fd that becomes readable when records are waiting. */
+int capture_fd(struct mw_capture *c);
+
 /* The kernel's aggregate for pid, delivered as an MW_S_STATE record. */
 int capture_emit_state(struct mw_capture *c, pid_t pid, int final);
 uint64_t capture_lost_global(struct mw_capture *c);

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "account.h"
+#include "capture.h"
+#include "control.h"
 #include "launch.h"
 #include "recording.h"
 #include "report.h"
@@ -26,7 +28,7 @@
 
 #define MW_VERSION "0.1.0"
 
-enum cli_mode { MODE_TRACE, MODE_RECORD, MODE_REPORT };
+enum cli_mode { MODE_TRACE, MODE_RECORD, MODE_REPORT, MODE_MARK };
 
 struct cli {
 	enum cli_mode mode;
@@ -34,6 +36,11 @@ struct cli {
 	const char *json_path;
 	const char *text_path;
 	const char *record_path;	/* record: -o; report: the operand */
+	struct mw_marker_spec *markers;
+	size_t nmarkers;
+	const char *mark_name;		/* mark: the phase name */
+	bool mark_iter;
+	pid_t mark_session;
 	bool quiet;
 	long max_mappings;	/* -1: per-format default */
 };
@@ -41,6 +48,9 @@ struct cli {
 enum {
 	OPT_RINGBUF = 0x100,
 	OPT_MAX_DEAD,
+	OPT_PHASE_AT,
+	OPT_ITER,
+	OPT_SESSION,
 };
 
 static const struct argp_option options[] = {
@@ -50,6 +60,10 @@ static const struct argp_option options[] = {
 	{ "output", 'o', "FILE", 0, "Write the text report to FILE instead of stdout (record: the recording)", 0 },
 	{ "quiet", 'q', NULL, 0, "No text report", 0 },
 	{ "max-mappings", 'm', "N", 0, "Show at most N mappings, folding the rest into one row (default: 25 in text, 1000 in JSON)", 0 },
+	{ "phase-at", OPT_PHASE_AT, "BINARY:SYMBOL[=NAME]", 0, "Each call of SYMBOL in BINARY (an executable or a library, also one loaded later) starts phase NAME (default: SYMBOL)", 0 },
+	{ "iter", OPT_ITER, "BINARY:SYMBOL", 0, "Each call of SYMBOL starts an iteration (an inference, a request)", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Sample VM and RSS every SECONDS: a row each in the text output, a \"sample\" line in the JSON", 0 },
+	{ "session", OPT_SESSION, "PID", 0, "mark: only the session of this memwatch PID (default: all)", 0 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two (default 8 MiB)", 0 },
 	{ "max-unmapped", OPT_MAX_DEAD, "N", 0, "Keep at most N unmapped mappings, summing the rest (default 100000)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (twice: libbpf debug output)", 0 },
@@ -61,7 +75,8 @@ static const char doc[] =
 	"  memwatch [OPTIONS] -p PID\n"
 	"  memwatch [OPTIONS] -- CMD [ARGS...]\n"
 	"  memwatch record -o FILE [OPTIONS] (-p PID | -- CMD [ARGS...])\n"
-	"  memwatch report [OPTIONS] FILE\n\n"
+	"  memwatch report [OPTIONS] FILE\n"
+	"  memwatch mark [--session PID] NAME | memwatch mark --iter\n\n"
 	"With -- CMD, memwatch starts CMD and traces it from its first instruction, "
 	"then exits with CMD's exit status.  Needs root, or CAP_BPF and CAP_PERFMON."
 	"\vExit codes: 0 ok (or CMD's status), 1 runtime error, 2 usage, 3 not "
@@ -106,6 +121,26 @@ static double parse_seconds(const char *s)
 	return v;
 }
 
+/* BINARY:SYMBOL[=NAME]; the binary may itself contain ':' and '='. */
+static void add_marker(struct cli *c, const char *arg, __u32 kind)
+{
+	char *spec = mw_xstrdup(arg), *colon, *eq = NULL;
+	struct mw_marker_spec *m;
+
+	colon = strrchr(spec, ':');
+	if (colon && kind == MW_MARK_PHASE && (eq = strchr(colon, '=')))
+		*eq++ = 0;
+	if (!colon || colon == spec || !colon[1] || (eq && !*eq))
+		usage_error("invalid marker '%s': expected BINARY:SYMBOL[=NAME]", arg);
+	*colon = 0;
+	if (eq && strlen(eq) >= MW_MARK_NAME_LEN)
+		usage_error("invalid marker '%s': the name is too long", arg);
+	c->markers = mw_xrealloc(c->markers, c->nmarkers + 1, sizeof(*c->markers));
+	m = &c->markers[c->nmarkers++];
+	*m = (struct mw_marker_spec){ .binary = spec, .symbol = colon + 1, .name = eq,
+				      .kind = kind };
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct cli *c = state->input;
@@ -135,6 +170,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'm':
 		c->max_mappings = parse_long(arg, 0, LONG_MAX, "mapping count");
 		break;
+	case OPT_PHASE_AT:
+		add_marker(c, arg, MW_MARK_PHASE);
+		break;
+	case OPT_ITER:
+		if (c->mode == MODE_MARK)
+			c->mark_iter = true;
+		else
+			add_marker(c, arg, MW_MARK_ITER);
+		break;
+	case 'i':
+		c->trace.interval = parse_seconds(arg);
+		break;
+	case OPT_SESSION:
+		c->mark_session = parse_long(arg, 1, INT_MAX, "session PID");
+		break;
 	case OPT_RINGBUF:
 		v = parse_long(arg, 4096, 1L << 30, "ring buffer size");
 		if (v & (v - 1))
@@ -148,6 +198,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		mw_verbose++;
 		break;
 	case ARGP_KEY_ARG:
+		if (c->mode == MODE_MARK) {
+			if (c->mark_name)
+				usage_error("mark: one phase name (got '%s' too)", arg);
+			c->mark_name = arg;
+			break;
+		}
 		if (c->mode == MODE_REPORT) {
 			if (c->record_path)
 				usage_error("one recording at a time (got '%s' too)", arg);
@@ -159,6 +215,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
+		if (c->mode == MODE_MARK) {
+			if (!c->mark_name == !c->mark_iter)
+				usage_error("mark: give a phase NAME, or --iter%s", "");
+			break;
+		}
 		if (c->mode == MODE_REPORT) {
 			if (!c->record_path)
 				usage_error("report: name the recording to read%s", "");
@@ -205,15 +266,39 @@ static int close_output(FILE *f, const char *path)
 	return 0;
 }
 
+/* Output while tracing: JSON lines per marker, text rows per -i sample. */
+struct live {
+	FILE *json, *text;
+	struct mw_account *acct;
+};
+
+static void on_mark(void *ctx, const struct mw_phases *ph, __u32 kind)
+{
+	struct live *l = ctx;
+
+	if (l->json)
+		report_json_event(l->json, l->acct, kind);
+	if (l->text && kind == MW_MARK_SAMPLE)
+		report_text_sample(l->text, l->acct);
+}
+
+static void live_output(struct mw_account *acct, struct live *l)
+{
+	l->acct = acct;
+	acct->phases.on_mark = on_mark;
+	acct->phases.on_mark_ctx = l;
+}
+
 static int write_reports(struct cli *c, FILE *json, FILE *text,
-			 const struct mw_account *acct, int status)
+			 struct mw_account *acct, int status)
 {
 	struct report_opts ro = { .cmd_status = status };
 	int out_err = 0;
 
 	if (json) {
 		ro.max_mappings = c->max_mappings >= 0 ? (size_t)c->max_mappings : 1000;
-		if (report_json_start(json, acct) || report_json_summary(json, acct, &ro))
+		if ((!acct->json_started && report_json_start(json, acct)) ||
+		    report_json_summary(json, acct, &ro))
 			out_err = MW_EXIT_OUTPUT;
 		out_err = close_output(json, c->json_path) ?: out_err;
 	}
@@ -238,6 +323,7 @@ static int run_report(struct cli *c, FILE *json, FILE *text)
 		return MW_EXIT_RECORDING;
 	}
 	account_init(&acct, 0, c->trace.dead_limit);
+	live_output(&acct, &(struct live){ .json = json, .text = text });
 	status = replay_into(f, &acct, &n);
 	fclose(f);
 	if (status == MW_REPLAY_VERSION || status == MW_REPLAY_NOTREC) {
@@ -268,6 +354,7 @@ static int run_trace(struct cli *c, FILE *json, FILE *text)
 		c->trace.recorder = &rec;
 	}
 	account_init(&acct, c->trace.pid, c->trace.dead_limit);
+	live_output(&acct, &(struct live){ .json = json, .text = text });
 	err = trace_run(&c->trace, &acct, &status);
 	if (c->mode == MODE_RECORD) {
 		int werr = recorder_close(&rec);
@@ -310,12 +397,23 @@ int main(int argc, char **argv)
 		c.mode = MODE_RECORD;
 	else if (argc > 1 && strcmp(argv[1], "report") == 0)
 		c.mode = MODE_REPORT;
+	else if (argc > 1 && strcmp(argv[1], "mark") == 0)
+		c.mode = MODE_MARK;
 	if (c.mode != MODE_TRACE) {
 		argv[1] = argv[0];	/* parse the rest as if it were the command line */
 		argc--;
 		argv++;
 	}
+	/* --iter takes an argument, except after 'mark'. */
+	if (c.mode == MODE_MARK)
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--iter") == 0)
+				argv[i] = "--iter=";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &c);
+	if (c.mode == MODE_MARK)
+		return control_mark(c.mark_session, c.mark_iter, c.mark_name);
+	c.trace.markers = c.markers;
+	c.trace.nmarkers = c.nmarkers;
 
 	if (c.json_path)
 		json = open_output(c.json_path);

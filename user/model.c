@@ -308,6 +308,7 @@ struct mw_mapping *model_set_vma(struct mw_model *m,
 		mp->born_ns = m->now_ns;
 		mp->born_seq = m->next_seq++;
 		mp->phase = m->phase;
+		mp->born_iter = m->iter;
 		mp->has_file = v->has_file;
 	}
 	for (i = 0; i < pieces.n; i++) {

@@ -61,6 +61,12 @@ struct mw_mapping {
 	uint64_t born_ns, died_ns;
 	uint32_t born_seq;	/* creation order, for identity on merges */
 	int phase;		/* index of the phase that created it */
+	/* snapshots for growth per phase and per iteration (phase.c) */
+	int64_t ph_rss0, it_rss0;
+	uint64_t ph_size0, it_size0;
+	uint32_t born_iter;	/* iteration it was created in, 0: none */
+	uint32_t it_grows;	/* iterations in which it grew */
+	uint32_t it_last_grow;	/* the last of them */
 };
 
 /* Tells how much of [start, end) is resident right now (pagemap), so a split
@@ -83,6 +89,7 @@ struct mw_model {
 	uint64_t now_ns;	/* time stamp the next change carries */
 	uint32_t next_seq;
 	int phase;		/* current phase index, stamped on births */
+	uint32_t iter;		/* current iteration (1-based), 0: none yet */
 	uint64_t start_brk, brk, start_stack;
 	/* Devices of tmpfs-like mounts: their file pages count as shmem. */
 	struct mw_dev { uint32_t major, minor; } *shmem_devs;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* report.c — what the text and JSON reports share. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "hist.h"
 #include "report.h"
 #include "util.h"
 
@@ -54,4 +56,53 @@ struct mw_mapping **report_sorted_mappings(const struct mw_account *a, size_t *n
 	qsort(v, k, sizeof(*v), by_size_desc);
 	*n = k;
 	return v;
+}
+
+const char *report_phase_name(const struct mw_account *a, const struct mw_mapping *mp)
+{
+	if (mp->phase < 0)
+		return "(before)";
+	if ((size_t)mp->phase >= a->phases.n)
+		return "";
+	return a->phases.v[mp->phase].name;
+}
+
+static void iter_delta(const struct mw_iter *it, int64_t *vm, int64_t *rss)
+{
+	*vm = (int64_t)it->end.vm - (int64_t)it->start.vm;
+	*rss = point_rss(&it->end) - point_rss(&it->start);
+}
+
+void report_steady_hist(const struct mw_account *a, struct mw_hist *vm, struct mw_hist *rss)
+{
+	const struct mw_phases *ph = &a->phases;
+
+	memset(vm, 0, sizeof(*vm));
+	memset(rss, 0, sizeof(*rss));
+	for (size_t i = ph->settled_after; i < ph->nit; i++) {
+		int64_t dv, dr;
+
+		iter_delta(&ph->it[i], &dv, &dr);
+		hist_add(vm, dv > 0 ? dv : 0);
+		hist_add(rss, dr > 0 ? dr : 0);
+	}
+}
+
+void report_steady_totals(const struct mw_account *a, size_t *count, int64_t *vm,
+			  int64_t *rss, uint64_t *faults)
+{
+	const struct mw_phases *ph = &a->phases;
+
+	*count = 0;
+	*vm = *rss = 0;
+	*faults = 0;
+	for (size_t i = ph->settled_after; i < ph->nit; i++) {
+		int64_t dv, dr;
+
+		iter_delta(&ph->it[i], &dv, &dr);
+		*vm += dv;
+		*rss += dr;
+		*faults += ph->it[i].end.faults - ph->it[i].start.faults;
+		(*count)++;
+	}
 }

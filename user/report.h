@@ -16,10 +16,24 @@ struct report_opts {
 /* Live mappings, then unmapped ones, each largest first (caller frees). */
 struct mw_mapping **report_sorted_mappings(const struct mw_account *a, size_t *n);
 const char *report_op_name(int op);
+/* The phase that created a mapping, by name. */
+const char *report_phase_name(const struct mw_account *a, const struct mw_mapping *mp);
+
+struct mw_hist;
+/* Growth per steady-state iteration (after settled_after), bytes >= 0. */
+void report_steady_hist(const struct mw_account *a, struct mw_hist *vm, struct mw_hist *rss);
+/* Totals of the steady-state iterations. */
+void report_steady_totals(const struct mw_account *a, size_t *count, int64_t *vm,
+			  int64_t *rss, uint64_t *faults);
 
 void report_text(FILE *f, const struct mw_account *a, const struct report_opts *ro);
 /* One NDJSON line ("type":"start"). */
 int report_json_start(FILE *f, const struct mw_account *a);
+/* A line as a marker is applied: "sample", "phase" (one ended) or
+ * "iteration" (one ended); the "start" line before the first. */
+void report_json_event(FILE *f, const struct mw_account *a, unsigned int kind);
+/* A row of -i output as a sample is applied (header before the first). */
+void report_text_sample(FILE *f, const struct mw_account *a);
 /* The closing NDJSON line ("type":"summary"); 0 or -errno. */
 int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro);
 

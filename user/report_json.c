@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "classify.h"
+#include "hist.h"
 #include "report.h"
 #include "util.h"
 
@@ -85,7 +86,165 @@ static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping 
 							       mp->died_ns - a->start_ns : 0));
 	if (mp->rss_estimated)
 		json_object_set_new(o, "rss_estimated", json_true());
+	json_object_set_new(o, "phase", jstr(report_phase_name(a, mp)));
 	return o;
+}
+
+/* ---- phases and iterations ------------------------------------------------ */
+
+static json_t *rel_ns(const struct mw_account *a, uint64_t ts)
+{
+	return json_integer(ts > a->start_ns ? ts - a->start_ns : 0);
+}
+
+static json_t *growth_json(const struct mw_growth *g)
+{
+	return json_pack("{s:o, s:I, s:I, s:s, s:o, s:I, s:I, s:b, s:b}",
+			 "start", jhex(g->start), "bytes", (json_int_t)g->bytes,
+			 "requested_bytes", (json_int_t)g->requested,
+			 "kind", mw_kind_name(g->kind), "path", jstr(g->path),
+			 "rss_delta_bytes", (json_int_t)g->rss_delta,
+			 "vm_delta_bytes", (json_int_t)g->vm_delta,
+			 "created", g->created, "unmapped", g->unmapped);
+}
+
+static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
+{
+	json_t *top = json_array();
+	json_t *o;
+
+	for (size_t i = 0; i < p->ntop; i++)
+		json_array_append_new(top, growth_json(&p->top[i]));
+	o = json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
+		      "name", jstr(p->name), "start_ns", rel_ns(a, p->start.ts),
+		      "end_ns", rel_ns(a, p->end.ts),
+		      "vm_start_bytes", (json_int_t)p->start.vm,
+		      "vm_end_bytes", (json_int_t)p->end.vm,
+		      "vm_peak_bytes", (json_int_t)p->vm_peak,
+		      "rss_start_bytes", (json_int_t)point_rss(&p->start),
+		      "rss_end_bytes", (json_int_t)point_rss(&p->end),
+		      "rss_peak_bytes", (json_int_t)p->rss_peak);
+	json_object_set_new(o, "rss_anon_end_bytes", json_integer(p->end.rss[MW_ANON]));
+	json_object_set_new(o, "rss_file_end_bytes", json_integer(p->end.rss[MW_FILE]));
+	json_object_set_new(o, "rss_shmem_end_bytes", json_integer(p->end.rss[MW_SHMEM]));
+	json_object_set_new(o, "mapped_bytes", json_integer(p->end.mapped - p->start.mapped));
+	json_object_set_new(o, "unmapped_bytes", json_integer(p->end.unmapped - p->start.unmapped));
+	json_object_set_new(o, "faults", json_integer(p->end.faults - p->start.faults));
+	json_object_set_new(o, "top_mappings", top);
+	json_object_set_new(o, "released_bytes", json_integer(p->released_bytes));
+	json_object_set_new(o, "remaining_bytes", json_integer(p->remaining_bytes));
+	json_object_set_new(o, "remaining_rss_bytes", json_integer(p->remaining_rss));
+	return o;
+}
+
+static json_t *phases_json(const struct mw_account *a)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < a->phases.n; i++)
+		json_array_append_new(arr, phase_json(a, &a->phases.v[i]));
+	return arr;
+}
+
+static json_t *hist_json(const struct mw_hist *h)
+{
+	json_t *arr = json_array();
+	uint64_t low, high;
+	int first, last;
+
+	if (!hist_range(h, &first, &last))
+		return arr;
+	for (int i = first; i <= last; i++) {
+		hist_bounds(i, &low, &high);
+		json_array_append_new(arr, json_pack("{s:I, s:I, s:I}", "low", (json_int_t)low,
+						     "high", (json_int_t)high,
+						     "count", (json_int_t)h->slot[i]));
+	}
+	return arr;
+}
+
+static json_t *iter_json(const struct mw_iter *it)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}",
+			 "vm_delta_bytes", (json_int_t)((int64_t)it->end.vm - (int64_t)it->start.vm),
+			 "rss_delta_bytes", (json_int_t)(point_rss(&it->end) - point_rss(&it->start)),
+			 "faults", (json_int_t)(it->end.faults - it->start.faults),
+			 "duration_ns", (json_int_t)(it->end.ts - it->start.ts));
+}
+
+static json_t *iterations_json(const struct mw_account *a)
+{
+	const struct mw_phases *ph = &a->phases;
+	struct mw_hist hv, hr;
+	json_t *o, *steady, *growing = json_array();
+	size_t count;
+	int64_t vm, rss;
+	uint64_t faults;
+	char buf[4200];
+
+	report_steady_totals(a, &count, &vm, &rss, &faults);
+	report_steady_hist(a, &hv, &hr);
+	for (size_t i = 0; i < a->model.nlive; i++) {
+		const struct mw_mapping *mp = a->model.live[i];
+
+		if (phases_mapping_grows(ph, mp))
+			json_array_append_new(growing, json_pack("{s:o, s:I, s:s, s:o}",
+				"start", jhex(mp->start), "bytes", (json_int_t)(mp->end - mp->start),
+				"kind", mw_kind_name(mp->kind),
+				"path", jstr(mapping_display_path(&a->model, mp, buf, sizeof(buf)))));
+	}
+	steady = json_pack("{s:I, s:I, s:I, s:I, s:s, s:o, s:o, s:o}",
+			   "count", (json_int_t)count, "vm_delta_bytes", (json_int_t)vm,
+			   "rss_delta_bytes", (json_int_t)rss, "faults", (json_int_t)faults,
+			   "verdict", ph->growing ? "growing" : "flat",
+			   "growing_mappings", growing,
+			   "rss_growth_hist", hist_json(&hr), "vm_growth_hist", hist_json(&hv));
+	o = json_pack("{s:I, s:I, s:o}", "count", (json_int_t)ph->nit,
+		      "settled_after", (json_int_t)ph->settled_after, "steady", steady);
+	json_object_set_new(o, "first", ph->nit ? iter_json(&ph->it[0]) : json_null());
+	return o;
+}
+
+/* ---- lines as they happen ------------------------------------------------- */
+
+void report_json_event(FILE *f, const struct mw_account *a, unsigned int kind)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_point *p;
+	json_t *o;
+
+	if (!a->json_started) {
+		((struct mw_account *)a)->json_started = true;
+		report_json_start(f, a);
+	}
+	switch (kind) {
+	case MW_MARK_SAMPLE:
+		p = &ph->samples[ph->nsamples - 1].at;
+		o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "type", "sample",
+			      "ts_ns", rel_ns(a, p->ts), "vm_bytes", (json_int_t)p->vm,
+			      "rss_bytes", (json_int_t)point_rss(p),
+			      "rss_anon_bytes", (json_int_t)p->rss[MW_ANON],
+			      "rss_file_bytes", (json_int_t)p->rss[MW_FILE],
+			      "rss_shmem_bytes", (json_int_t)p->rss[MW_SHMEM],
+			      "faults", (json_int_t)p->faults);
+		break;
+	case MW_MARK_PHASE:
+		if (ph->n < 2)
+			return;		/* the first phase just began */
+		o = phase_json(a, &ph->v[ph->n - 2]);
+		json_object_set_new(o, "type", json_string("phase"));
+		break;
+	case MW_MARK_ITER:
+		if (ph->nit < 2)
+			return;
+		o = iter_json(&ph->it[ph->nit - 2]);
+		json_object_set_new(o, "type", json_string("iteration"));
+		json_object_set_new(o, "index", json_integer(ph->nit - 1));
+		break;
+	default:
+		return;
+	}
+	emit(f, o);
 }
 
 /* Rows past the cap, summed into one that says how many it holds. */
@@ -188,6 +347,8 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	if (ro->cmd_status >= 0 && WIFSIGNALED(ro->cmd_status))
 		json_object_set_new(o, "exit_signal", json_integer(WTERMSIG(ro->cmd_status)));
 	json_object_set_new(o, "execs", json_integer(a->execs));
+	json_object_set_new(o, "phases", phases_json(a));
+	json_object_set_new(o, "iterations", iterations_json(a));
 	json_object_set_new(o, "diagnostics", diagnostics_json(a));
 	return emit(f, o);
 }

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "classify.h"
+#include "hist.h"
 #include "report.h"
 #include "util.h"
 
@@ -160,10 +161,140 @@ static void mappings(FILE *f, const struct mw_account *a, const struct report_op
 	free(v);
 }
 
+/* ---- phases, iterations, release ------------------------------------------ */
+
+static void phases(FILE *f, const struct mw_account *a)
+{
+	const struct mw_phases *ph = &a->phases;
+	char b[6][16], name[32];
+
+	if (ph->n < 2 && !ph->nit)
+		return;		/* no markers: the totals above say it all */
+	fprintf(f, "Phases%20s %7s %7s %7s %7s %7s %7s\n", "secs", "VM", "+VM", "RSS",
+		"+RSS", "PEAK", "FAULTS");
+	for (size_t i = 0; i < ph->n; i++) {
+		const struct mw_phase *p = &ph->v[i];
+
+		printable(p->name, name, sizeof(name), 18);
+		fprintf(f, "  %-18s %6.3f %7s %7s %7s %7s %7s %7llu\n", name,
+			(p->end.ts - p->start.ts) / 1e9,
+			size_short(p->end.vm, b[0], 16),
+			size_short((int64_t)p->end.vm - (int64_t)p->start.vm, b[1], 16),
+			size_short(point_rss(&p->end), b[2], 16),
+			size_short(point_rss(&p->end) - point_rss(&p->start), b[3], 16),
+			size_short(p->rss_peak, b[4], 16),
+			(unsigned long long)(p->end.faults - p->start.faults));
+		for (size_t k = 0; k < p->ntop && k < 3; k++) {
+			const struct mw_growth *g = &p->top[k];
+			char path[64];
+
+			printable(g->path, path, sizeof(path), 26);
+			fprintf(f, "    %s %-6s %7s asked %7s, RSS %7s%s %s\n",
+				g->created ? "new" : "grew", mw_kind_name(g->kind),
+				size_short(g->bytes, b[0], 16), size_short(g->requested, b[1], 16),
+				size_short(g->rss_delta, b[2], 16), g->unmapped ? " (gone)" : "",
+				path);
+		}
+	}
+	fputc('\n', f);
+}
+
+static void iterations(FILE *f, const struct mw_account *a)
+{
+	const struct mw_phases *ph = &a->phases;
+	struct mw_hist hv, hr;
+	char b[4][16], buf[4200], path[64];
+	int64_t vm, rss;
+	uint64_t faults;
+	size_t count;
+
+	if (!ph->nit)
+		return;
+	report_steady_totals(a, &count, &vm, &rss, &faults);
+	fprintf(f, "Iterations: %zu; memory settled after iteration %zu\n", ph->nit,
+		ph->settled_after);
+	fprintf(f, "  first:  VM %s, RSS %s, %llu faults, %.3f s\n",
+		size_short((int64_t)ph->it[0].end.vm - (int64_t)ph->it[0].start.vm, b[0], 16),
+		size_short(point_rss(&ph->it[0].end) - point_rss(&ph->it[0].start), b[1], 16),
+		(unsigned long long)(ph->it[0].end.faults - ph->it[0].start.faults),
+		(ph->it[0].end.ts - ph->it[0].start.ts) / 1e9);
+	fprintf(f, "  steady: %zu iterations, VM %s, RSS %s, %llu faults: %s\n", count,
+		size_short(vm, b[2], 16), size_short(rss, b[3], 16),
+		(unsigned long long)faults,
+		ph->growing ? "GROWING (leak suspect)" : "flat");
+	for (size_t i = 0; i < a->model.nlive; i++) {
+		const struct mw_mapping *mp = a->model.live[i];
+
+		if (!phases_mapping_grows(ph, mp))
+			continue;
+		printable(mapping_display_path(&a->model, mp, buf, sizeof(buf)), path,
+			  sizeof(path), 30);
+		fprintf(f, "    growing: %12llx %-6s %7s RSS %7s %s\n",
+			(unsigned long long)mp->start, mw_kind_name(mp->kind),
+			size_short(mp->end - mp->start, b[0], 16),
+			size_short(mapping_rss_total(mp), b[1], 16), path);
+	}
+	report_steady_hist(a, &hv, &hr);
+	if (count) {
+		fprintf(f, "  RSS growth per steady iteration:\n");
+		hist_print(f, &hr, "bytes");
+	}
+	fputc('\n', f);
+}
+
+static void release(FILE *f, const struct mw_account *a)
+{
+	const struct mw_phases *ph = &a->phases;
+	char b[4][16], name[32];
+	bool any = false;
+
+	for (size_t i = 0; i < ph->n; i++) {
+		const struct mw_phase *p = &ph->v[i];
+
+		if (!p->born_bytes || i == 0)
+			continue;
+		if (!any)
+			fprintf(f, "What each phase mapped, and what is left  %8s %8s %8s %8s\n",
+				"mapped", "released", "left", "left RSS");
+		any = true;
+		printable(p->name, name, sizeof(name), 18);
+		fprintf(f, "  %-40s %8s %8s %8s %8s\n", name, size_short(p->born_bytes, b[0], 16),
+			size_short(p->released_bytes, b[1], 16),
+			size_short(p->remaining_bytes, b[2], 16),
+			size_short(p->remaining_rss, b[3], 16));
+	}
+	if (any)
+		fputc('\n', f);
+}
+
+void report_text_sample(FILE *f, const struct mw_account *a)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_point *p = &ph->samples[ph->nsamples - 1].at;
+	const struct mw_point *prev = ph->nsamples > 1 ? &ph->samples[ph->nsamples - 2].at : NULL;
+	char b[6][16];
+
+	if (ph->nsamples == 1)
+		fprintf(f, "%9s %8s %8s %8s %8s %8s %8s %9s\n", "secs", "VM", "+VM", "RSS",
+			"+RSS", "anon", "file", "faults");
+	fprintf(f, "%9.2f %8s %8s %8s %8s %8s %8s %9llu\n",
+		p->ts > a->start_ns ? (p->ts - a->start_ns) / 1e9 : 0.0,
+		size_short(p->vm, b[0], 16),
+		size_short(prev ? (int64_t)p->vm - (int64_t)prev->vm : 0, b[1], 16),
+		size_short(point_rss(p), b[2], 16),
+		size_short(prev ? point_rss(p) - point_rss(prev) : 0, b[3], 16),
+		size_short(p->rss[MW_ANON], b[4], 16), size_short(p->rss[MW_FILE], b[5], 16),
+		(unsigned long long)(prev ? p->faults - prev->faults : p->faults));
+	fflush(f);
+}
+
 void report_text(FILE *f, const struct mw_account *a, const struct report_opts *ro)
 {
 	header(f, a, ro);
 	totals(f, a);
+	phases(f, a);
+	iterations(f, a);
+	release(f, a);
 	mappings(f, a, ro);
 	fflush(f);
 }

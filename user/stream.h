@@ -24,6 +24,7 @@ enum mw_srec_kind {
 	MW_S_END,	/* struct mw_end: tracing of one pid is over */
 	MW_S_ORACLE,	/* struct mw_oracle_ans: a /proc/PID/pagemap answer */
 	MW_S_UNLINKED,	/* struct mw_unlinked: a mapped file has been deleted */
+	MW_S_MARKNAME,	/* struct mw_markname: the name of marker spec id */
 };
 
 struct mw_srec {
@@ -81,6 +82,13 @@ struct mw_oracle_ans {
 struct mw_unlinked {
 	uint64_t ino;
 	uint32_t dev_major, dev_minor;
+};
+
+/* --phase-at/--iter specs are known to the kernel by number only. */
+struct mw_markname {
+	uint32_t id;		/* mw_mark_rec.id */
+	uint32_t kind;
+	char name[MW_MARK_NAME_LEN];
 };
 
 #endif /* MW_STREAM_H */

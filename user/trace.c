@@ -9,6 +9,8 @@
  * harmless: each states the kernel's VMAs, not a delta).
  */
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "control.h"
 #include "launch.h"
 #include "preflight.h"
 #include "procfs.h"
@@ -47,6 +50,7 @@ struct session {
 	 * recording stores them ahead of it, for replay */
 	struct mw_oracle_ans answers[MAX_ORACLE_PER_RECORD];
 	size_t nanswers;
+	struct mw_control ctl;	/* 'memwatch mark' */
 };
 
 /* Everything capture learns passes here: into the analysis, and into the
@@ -123,6 +127,30 @@ static void install_signals(void)
 	signal(SIGPIPE, SIG_IGN);	/* a closed stdout is a write error */
 }
 
+/* Uprobes for --phase-at/--iter, USDT probes of the executable; the names
+ * go into the stream, the kernel knows the specs by number only. */
+static int attach_markers(struct session *s, const struct trace_opts *o)
+{
+	char link[64], exe[PATH_MAX];
+	ssize_t n;
+	int err;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", s->pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	err = capture_attach_markers(s->cap, s->pid, n > 0 ? exe : NULL, o->markers, o->nmarkers);
+	if (err)
+		return err;
+	for (size_t i = 0; i < o->nmarkers; i++) {
+		struct mw_markname mn = { .id = i + 1, .kind = o->markers[i].kind };
+
+		snprintf(mn.name, sizeof(mn.name), "%s",
+			 o->markers[i].name ? o->markers[i].name : o->markers[i].symbol);
+		feed(s, &(struct mw_srec){ .kind = MW_S_MARKNAME, .len = sizeof(mn), .data = &mn });
+	}
+	return 0;
+}
+
 static int start_target(struct session *s, const struct trace_opts *o)
 {
 	struct mw_proc init;
@@ -146,7 +174,15 @@ static int start_target(struct session *s, const struct trace_opts *o)
 			kill(s->pid, SIGKILL);
 		return err == -ENOENT ? MW_EXIT_NOPID : MW_EXIT_RUNTIME;
 	}
+	err = attach_markers(s, o);
+	if (err) {
+		if (o->cmd)
+			kill(s->pid, SIGKILL);
+		return err;
+	}
 	feed_seed(s, MW_SEED_ATTACH);
+	/* The first phase, "start", with the totals as tracing begins. */
+	capture_mark(s->cap, s->pid, MW_MARK_PHASE, "start");
 	if (o->cmd && launch_resume(s->pid)) {
 		kill(s->pid, SIGKILL);
 		return MW_EXIT_RUNTIME;
@@ -229,20 +265,57 @@ static void finish(struct session *s, bool exited, int status)
 	capture_untrack(s->cap, s->pid);
 }
 
+/* One 'memwatch mark' request, if one is waiting. */
+static void serve_control(struct session *s)
+{
+	struct mw_control_req req;
+	int c = control_accept(&s->ctl, &req);
+
+	if (c < 0)
+		return;
+	if (capture_mark(s->cap, s->pid, req.iter ? MW_MARK_ITER : MW_MARK_PHASE, req.name))
+		control_reply(c, "error cannot mark\n");
+	else
+		control_reply(c, "ok\n");
+}
+
+/* Wait up to timeout_ms for records or a control request. */
+static int wait_events(struct session *s, int timeout_ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = capture_fd(s->cap), .events = POLLIN },
+		{ .fd = s->ctl.fd, .events = POLLIN },
+	};
+	int n = poll(pfd, s->ctl.fd >= 0 ? 2 : 1, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (pfd[1].revents & POLLIN)
+		serve_control(s);
+	return capture_poll(s->cap, 0);
+}
+
 static int loop(struct session *s, int *cmd_status)
 {
 	const struct trace_opts *o = s->o;
-	uint64_t deadline = o->duration > 0 ? mw_now_ns() + (uint64_t)(o->duration * 1e9) : 0;
+	uint64_t now = mw_now_ns();
+	uint64_t deadline = o->duration > 0 ? now + (uint64_t)(o->duration * 1e9) : 0;
+	uint64_t step = (uint64_t)(o->interval * 1e9), next_sample = step ? now + step : 0;
 	uint64_t next_check = 0;
 	int forwarded = 0, status = -1, n;
 	bool exited = false;
 
 	for (;;) {
-		n = capture_poll(s->cap, 100);
+		n = wait_events(s, 100);
 		if (n < 0 && n != -EINTR) {
 			mw_err("reading the ring buffer failed: %s", strerror(-n));
 			finish(s, false, -1);
 			return MW_EXIT_RUNTIME;
+		}
+		now = mw_now_ns();
+		if (next_sample && now >= next_sample) {
+			capture_mark(s->cap, s->pid, MW_MARK_SAMPLE, NULL);
+			next_sample += step * ((now - next_sample) / step + 1);
 		}
 		if (handle_signal(s, &forwarded))
 			break;
@@ -254,15 +327,15 @@ static int loop(struct session *s, int *cmd_status)
 			exited = true;
 			break;
 		}
-		if (!o->cmd && mw_now_ns() >= next_check) {
+		if (!o->cmd && now >= next_check) {
 			/* The exit record can be lost like any other. */
-			next_check = mw_now_ns() + 500000000ull;
+			next_check = now + 500000000ull;
 			if (kill(s->pid, 0) && errno == ESRCH) {
 				exited = true;
 				break;
 			}
 		}
-		if (deadline && mw_now_ns() >= deadline)
+		if (deadline && now >= deadline)
 			break;
 		if (s->acct->need_resync && s->alive)
 			feed_seed(s, MW_SEED_RESYNC);
@@ -298,6 +371,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		return err;
 	mw_dbg("BPF programs attached");
 	install_signals();
+	control_open(&s.ctl);
 	err = start_target(&s, o);
 	if (!err) {
 		if (o->cmd)
@@ -308,6 +382,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		err = loop(&s, cmd_status);
 	}
 	acct->model.oracle.range_rss = NULL;
+	control_close(&s.ctl);
 	mw_dbg("trace done, detaching");
 	capture_close(s.cap);
 	mw_dbg("detached");

@@ -12,6 +12,7 @@
 #include "account.h"
 
 struct mw_recorder;
+struct mw_marker_spec;
 
 struct trace_opts {
 	pid_t pid;		/* -p, or 0 with cmd */
@@ -21,6 +22,9 @@ struct trace_opts {
 	size_t max_procs;
 	size_t dead_limit;	/* unmapped mappings kept in the table */
 	struct mw_recorder *recorder;	/* 'memwatch record': save the stream */
+	const struct mw_marker_spec *markers;	/* --phase-at, --iter */
+	size_t nmarkers;
+	double interval;	/* -i: seconds between samples, 0: none */
 };
 
 /*

@@ -25,6 +25,8 @@ enum mw_exit {
 	MW_EXIT_BPF = 8,	/* BPF programs failed to load or attach */
 	MW_EXIT_KERNEL = 9,	/* kernel lacks a required feature */
 	MW_EXIT_RECORDING = 10,	/* recording unreadable: truncated, corrupt, other version */
+	MW_EXIT_PROBE = 11,	/* --phase-at/--iter: binary or symbol not found */
+	MW_EXIT_NOSESSION = 12,	/* memwatch mark: no session to mark */
 	MW_EXIT_NOEXEC = 126,	/* CMD found but not executable */
 	MW_EXIT_NOTFOUND = 127,	/* CMD not found */
 };

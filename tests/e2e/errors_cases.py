@@ -7,14 +7,22 @@ import tempfile
 EXIT = {"usage": 2, "perm": 3, "nopid": 6, "output": 7, "noexec": 126, "notfound": 127}
 
 
+OUR_PROGS = {"page_fault_user", "page_fault_kernel", "rss_stat", "sys_enter_raw",
+             "sys_exit_raw", "sched_process_exec", "sched_process_exit", "mark_uprobe"}
+
+
 def memwatch_links():
-    """BPF programs of ours still loaded (they would show in bpftool)."""
+    """IDs of memwatch's BPF programs loaded right now.  Compared before and
+    after the error cases: any new one is left behind by a memwatch that has
+    exited (run the suite alone: another memwatch running counts too)."""
+    import json
     try:
-        out = subprocess.run(["bpftool", "prog", "show"], stdout=subprocess.PIPE,
+        out = subprocess.run(["bpftool", "-j", "prog", "show"], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, timeout=10).stdout.decode()
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.splitlines() if "page_fault_user" in line or "rss_stat" in line)
+        progs = json.loads(out or "[]")
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return set()
+    return {p["id"] for p in progs if p.get("name") in OUR_PROGS}
 
 
 def expect(c, mw, argv, code, what, user=None, env=None):
@@ -71,4 +79,19 @@ def run(c, mw, wl):
     c.eq(p.returncode, 7, "command's exit status passes through")
     p = subprocess.run([mw, "-q", "--", "sh", "-c", "kill -TERM $$"], timeout=60)
     c.eq(p.returncode, 128 + 15, "command killed by a signal: 128+N")
-    c.eq(memwatch_links(), before, "no BPF programs left loaded")
+    # Killed outright, memwatch leaves nothing attached: links are file
+    # descriptors, and the kernel closes them with the process.
+    sleeper = subprocess.Popen(["sleep", "30"])
+    mwp = subprocess.Popen([mw, "-q", "-p", str(sleeper.pid)], stderr=subprocess.PIPE)
+    import time
+    deadline = time.time() + 20
+    while time.time() < deadline and not (memwatch_links() - before):
+        time.sleep(0.05)
+    c.check(bool(memwatch_links() - before), "memwatch -p attached (programs loaded)")
+    mwp.kill()
+    mwp.wait()
+    sleeper.kill()
+    sleeper.wait()
+    time.sleep(0.5)
+    left = memwatch_links() - before
+    c.check(not left, f"no BPF programs left loaded ({sorted(left)})")

@@ -8,6 +8,8 @@
 #include "classify.h"
 #include "fuzz.h"
 
+static volatile uint64_t sink;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = fuzz_dup(data, size);
@@ -23,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(err == 0);
 	FUZZ_CHECK(n <= lines);
 	FUZZ_CHECK(n == 0 || devs != NULL);
-	for (size_t i = 0; i < n; i++)	/* touch them all: ASan checks bounds */
-		FUZZ_CHECK(devs[i].major != 0xdeadbeef || devs[i].minor != 0xdeadbeef);
+	for (size_t i = 0; i < n; i++)	/* read them all: ASan checks bounds */
+		sink += devs[i].major + devs[i].minor;
 	free(devs);
 	free(text);
 	return 0;

@@ -36,6 +36,7 @@ static char ckpt_dir[PATH_MAX] __attribute__((aligned(4096)));
 static char ckpt_path[PATH_MAX] __attribute__((aligned(4096)));
 static char ckpt_tmp[PATH_MAX] __attribute__((aligned(4096)));
 static bool ckpt_on;
+static bool steps_on;		/* MW_STEPS: ckpt_wait_step() waits */
 static const char *prog = "workload";
 
 static const char *const proc_files[] = { "status", "maps", "smaps" };
@@ -293,26 +294,45 @@ static void publish_ready(void)
 		die("ckpt ready");
 }
 
-/* Block until the tracer creates "go" (it has attached by then). */
-static void wait_go(void)
+/* Poll until the file ckpt_tmp names exists, or die after GO_TIMEOUT_MS. */
+static void wait_file(const char *what)
 {
 	long waited = 0;
 
-	/* Bind access()/nanosleep() before announcing ourselves. */
-	build_path(ckpt_tmp, "go", "");
-	(void)access(ckpt_tmp, F_OK);
-	sleep_ns(0);
-	publish_ready();
-	/* publish_ready() used ckpt_tmp for "ready.tmp": rebuild the path. */
-	build_path(ckpt_tmp, "go", "");
 	while (access(ckpt_tmp, F_OK)) {
 		if (waited >= GO_TIMEOUT_MS) {
 			errno = ETIMEDOUT;
-			die("waiting for go");
+			die(what);
 		}
 		sleep_ms(GO_POLL_MS);
 		waited += GO_POLL_MS;
 	}
+}
+
+/* Bind access()/nanosleep() now, so a later wait cannot fault them in. */
+static void bind_wait(void)
+{
+	build_path(ckpt_tmp, "go", "");
+	(void)access(ckpt_tmp, F_OK);
+	sleep_ns(0);
+}
+
+/* Block until the tracer creates "go" (it has attached by then). */
+static void wait_go(void)
+{
+	bind_wait();
+	publish_ready();
+	/* publish_ready() used ckpt_tmp for "ready.tmp": rebuild the path. */
+	build_path(ckpt_tmp, "go", "");
+	wait_file("waiting for go");
+}
+
+void ckpt_wait_step(const char *name)
+{
+	if (!steps_on)
+		return;
+	build_path(ckpt_tmp, name, ".go");
+	wait_file("waiting for step");
 }
 
 void ckpt_init(int argc, char **argv)
@@ -330,6 +350,10 @@ void ckpt_init(int argc, char **argv)
 	strcpy(ckpt_dir, dir);
 	dry_run();
 	ckpt_on = true;
+	if (getenv("MW_STEPS")) {
+		bind_wait();
+		steps_on = true;
+	}
 	if (getenv("MW_WAIT_GO"))
 		wait_go();
 }

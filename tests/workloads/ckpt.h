@@ -16,6 +16,9 @@
  *   MW_CKPT_DIR  directory for checkpoint files; unset = checkpoints are no-ops
  *   MW_WAIT_GO   if set, ckpt_init() writes our pid to $MW_CKPT_DIR/ready and
  *                waits until $MW_CKPT_DIR/go exists (lets a tracer attach)
+ *   MW_STEPS     if set, ckpt_wait_step(NAME) waits until $MW_CKPT_DIR/NAME.go
+ *                exists (lets a test act, e.g. run `memwatch mark`, between
+ *                two steps of a workload); unset = ckpt_wait_step() returns
  *
  * Files written per checkpoint NAME: NAME.status, NAME.maps, NAME.smaps, and
  * a line "NAME <CLOCK_MONOTONIC ns>" appended to "index" once all three are
@@ -26,6 +29,17 @@
 
 #include <stddef.h>
 
+/*
+ * A function a uprobe (memwatch --phase-at/--iter BINARY:SYMBOL) can find by
+ * its name and will see entered on every call: global, and never inlined,
+ * cloned or dropped.
+ */
+#if defined(__clang__)
+#define MW_PROBE_FN	__attribute__((noinline, used))
+#else
+#define MW_PROBE_FN	__attribute__((noipa, used))
+#endif
+
 #define KIB(x)		((size_t)(x) << 10)
 #define MIB(x)		((size_t)(x) << 20)
 #define PAGE_SZ		4096UL
@@ -35,6 +49,14 @@ void ckpt_init(int argc, char **argv);
 
 /* Snapshot /proc/self/{status,maps,smaps} under @name.  Not thread-safe. */
 void ckpt(const char *name);
+
+/*
+ * Step protocol (MW_STEPS, needs MW_CKPT_DIR): wait until $MW_CKPT_DIR/@name.go
+ * exists, polling every 5 ms, giving up (exit 1) after 60 s.  Call it right
+ * after ckpt(@name): the test waits for "@name" in the index, does its part,
+ * then creates @name.go.  Waiting changes neither mappings nor RSS.
+ */
+void ckpt_wait_step(const char *name);
 
 /* Take checkpoint "final", then exit_group(@code) with no atexit/stdio. */
 void ckpt_exit(int code) __attribute__((noreturn));

@@ -5,6 +5,7 @@
  * usage: demo [model_path=/tmp/mw-model-XXXXXX.bin] [model_mib=48]
  *
  * Stages, ~20 ms apart so a timeline separates them:
+ *   start     before anything: the phase "start" ends here
  *   loaded    model file written, mapped read-only and read in full
  *             (RssFile += model), 6 MiB of "static memory" touched (anon)
  *   io        input (3 MiB) and output (5 KiB) tensors mapped, each rounded
@@ -24,6 +25,16 @@
  * shared, NORESERVE) never merge, and they are created in an order where no
  * two mergeable ones end up adjacent, so a per-mapping table tells them
  * apart.  Prints nothing: memwatch's report is the output.
+ *
+ * Phases and iterations are marked with memwatch.h's USDT probes, which
+ * memwatch finds by itself: MEMWATCH_PHASE "load_model", "alloc_io",
+ * "inference" and "release", and MEMWATCH_ITER() before each of the 21
+ * inferences (the first one included).  Every marker comes right after a
+ * checkpoint (and the 20 ms pause, which changes no memory), so the
+ * checkpoints hold the boundary values: load_model starts at "start",
+ * alloc_io at "loaded", inference and its first iteration at "io", the
+ * second iteration at "first", release (ending the last iteration) at
+ * "steady".
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -32,6 +43,7 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "../../include/memwatch.h"
 
 #define STAGE_GAP_MS	20
 #define INFER_MS	2
@@ -185,15 +197,23 @@ int main(int argc, char **argv)
 	if (!rt.model_sz)
 		die("model size must be positive");
 
+	ckpt("start");
+	MEMWATCH_PHASE("load_model");
 	load_model(&rt, tmpl);
 	stage("loaded");
+	MEMWATCH_PHASE("alloc_io");
 	alloc_io(&rt);
 	stage("io");
+	MEMWATCH_PHASE("inference");
+	MEMWATCH_ITER();
 	first_inference(&rt);
 	stage("first");
-	for (i = 0; i < STEADY_RUNS; i++)
+	for (i = 0; i < STEADY_RUNS; i++) {
+		MEMWATCH_ITER();
 		infer(&rt);
+	}
 	stage("steady");
+	MEMWATCH_PHASE("release");
 	release(&rt);
 	stage("released");
 	ckpt_exit(0);

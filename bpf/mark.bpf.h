@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * mark.bpf.h — phase and iteration markers.
+ *
+ * A marker fires in the traced process itself (uprobe on --phase-at/--iter
+ * symbols, USDT probes from include/memwatch.h) or from the loader on behalf
+ * of 'memwatch mark' and -i samples (a BPF_PROG_TYPE_SYSCALL program run with
+ * BPF_PROG_TEST_RUN).  Either way it is emitted from BPF, in order with the
+ * process's own records, with the totals as they are at that instant.
+ */
+#ifndef MW_MARK_BPF_H
+#define MW_MARK_BPF_H
+
+static __always_inline void emit_mark(struct mw_proc *p, __u32 tgid, __u32 kind,
+				      __u32 id, const char *name, bool user_name,
+				      __u64 total_vm)
+{
+	union mw_scratch *sc;
+	struct mw_mark_rec *m;
+
+	if (p->flags & MW_PROC_DEAD)
+		return;
+	slots_harvest(p, tgid);
+	sc = scratch_get(0);
+	if (!sc)
+		return;
+	m = &sc->mark;
+	__builtin_memset(m, 0, sizeof(*m));
+	if (name && user_name)
+		bpf_probe_read_user_str(m->name, sizeof(m->name), name);
+	else if (name)
+		bpf_probe_read_kernel_str(m->name, sizeof(m->name), name);
+	if (total_vm)
+		proc_note_vm(p, total_vm, 0);
+	m->kind = kind;
+	m->id = id;
+	m->total_vm = p->total_vm;
+	m->phase_vm_peak = p->phase_vm_peak;
+	for (int i = 0; i < MW_NR_MEMBERS; i++)
+		m->rss[i] = p->rss[i];
+	m->phase_rss_peak = p->phase_rss_peak;
+	m->faults = p->faults + p->kfaults;
+	m->mapped_bytes = p->mapped_bytes;
+	m->unmapped_bytes = p->unmapped_bytes;
+	if (kind == MW_MARK_PHASE) {
+		/* Peaks of the phase that starts now start from here. */
+		p->phase_vm_peak = p->total_vm;
+		p->phase_rss_peak = p->rss[MW_FILE] + p->rss[MW_ANON] + p->rss[MW_SHMEM];
+	}
+	hdr_fill(&m->hdr, MW_REC_MARK, tgid, __sync_add_and_fetch(&p->seq, 1));
+	emit(p, m, sizeof(*m));
+}
+
+/* A marker in the traced process: its own mm says what VM is right now. */
+static __always_inline void mark_here(__u32 kind, __u32 id, const char *name)
+{
+	__u32 tgid = current_tgid();
+	struct mw_proc *p = proc_lookup(tgid);
+	struct mm_struct *mm;
+
+	if (!p)
+		return;
+	mm = current_mm();
+	emit_mark(p, tgid, kind, id, name, true, BPF_CORE_READ(mm, total_vm));
+}
+
+/* --phase-at / --iter: the cookie is (kind << 32) | spec index. */
+SEC("uprobe")
+int mark_uprobe(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
+	mark_here(cookie >> 32, (__u32)cookie, NULL);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_phase, const char *name)
+{
+	mark_here(MW_MARK_PHASE, 0, name);
+	return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(usdt_iter)
+{
+	mark_here(MW_MARK_ITER, 0, NULL);
+	return 0;
+}
+
+/* 'memwatch mark' and -i samples, run by the loader. */
+SEC("syscall")
+int mark_syscall(struct mw_mark_args *args)
+{
+	struct mw_proc *p = proc_lookup(args->tgid);
+
+	if (p)
+		emit_mark(p, args->tgid, args->kind, 0, args->name, false, 0);
+	return 0;
+}
+
+#endif /* MW_MARK_BPF_H */

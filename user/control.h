@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * control.h — 'memwatch mark': markers from outside the traced process.
+ *
+ * Each tracing session listens on a UNIX socket /run/memwatch/PID.sock (PID:
+ * memwatch's own).  The directory is created 0700 and the socket 0600, both
+ * owned by the user running memwatch (root), and the server checks the
+ * peer's credentials: only root or that same user may mark.  The protocol
+ * is one line each way: "phase NAME\n" or "iter\n", answered "ok\n" or
+ * "error TEXT\n".
+ */
+#ifndef MW_CONTROL_H
+#define MW_CONTROL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define MW_CONTROL_DIR "/run/memwatch"
+
+struct mw_control {
+	int fd;			/* listening socket, -1 if none */
+	char path[108];
+};
+
+struct mw_control_req {
+	bool iter;
+	char name[64];
+};
+
+/* Start listening; failure only costs 'memwatch mark' (a debug note). */
+void control_open(struct mw_control *ctl);
+void control_close(struct mw_control *ctl);
+/* Take one request if one is waiting; fills req, returns the client fd
+ * (answer with control_reply) or -1. */
+int control_accept(struct mw_control *ctl, struct mw_control_req *req);
+void control_reply(int client, const char *answer);
+
+/* Parse one request line; false if it is not one. */
+bool control_parse(const char *line, struct mw_control_req *req);
+
+/* The 'memwatch mark' command: send to one session (pid) or all (0).
+ * Returns an enum mw_exit code. */
+int control_mark(pid_t session, bool iter, const char *name);
+
+#endif /* MW_CONTROL_H */

@@ -15,6 +15,7 @@ fi
 pkgs=(
 	make gcc clang llvm bpftool	# build: BPF objects, skeletons
 	libbpf-dev libelf-dev zlib1g-dev libjansson-dev pkg-config
+	systemtap-sdt-dev		# <sys/sdt.h>: USDT markers in workloads
 	python3 util-linux procps sudo	# tests: e2e runner, setpriv
 )
 missing=()

@@ -302,7 +302,8 @@ static void vma_state_from_bpf(const struct mw_op_rec *r, uint32_t i,
 	v->dev_minor = k->dev & 0xfffff;
 	v->has_file = k->vflags & MW_VMA_FILE;
 	v->deleted = k->vflags & MW_VMA_DELETED;
-	if (v->has_file && i < r->nr_paths)
+	/* A damaged record's path may not end inside its slot. */
+	if (v->has_file && i < r->nr_paths && memchr(r->paths[i], '\0', MW_PATH_LEN))
 		v->path = r->paths[i];
 }
 
@@ -397,12 +398,22 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 {
 	struct mw_model *m = &a->model;
 	struct mw_mapping *mp;
-
-	debug_op(r);
+	struct mw_op_rec cut;
+	size_t vmas_in;
 	__s64 gained[MW_NR_MEMBERS];
 
 	if (len < offsetof(struct mw_op_rec, vmas))
 		return;
+	/* A record cut short of the VMAs it claims (a damaged recording):
+	 * use a copy that claims only those it carries. */
+	vmas_in = (len - offsetof(struct mw_op_rec, vmas)) / sizeof(struct mw_vma);
+	if (MW_MIN(r->nr_vmas, (uint32_t)MW_MAX_VMAS) > vmas_in) {
+		memset(&cut, 0, sizeof(cut));
+		memcpy(&cut, r, len);
+		cut.nr_vmas = (uint32_t)vmas_in;
+		r = &cut;
+	}
+	debug_op(r);
 	if (r->start_brk) {
 		m->start_brk = r->start_brk;
 		m->brk = r->brk;
@@ -488,7 +499,7 @@ static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
 	char name[MW_MARK_NAME_LEN];
 
 	memcpy(at.rss, mk->rss, sizeof(at.rss));
-	snprintf(name, sizeof(name), "%s", mark_name(a, mk));
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, mark_name(a, mk));
 	phases_mark(&a->phases, &a->model, mk->kind, name, &at,
 		    mk->phase_vm_peak << MW_PAGE_SHIFT, mk->phase_rss_peak);
 }

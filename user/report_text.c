@@ -155,7 +155,7 @@ static void mappings(FILE *f, const struct mw_account *a, const struct report_op
 	mapping_section(f, a, v, nlive, ro->max_mappings, "Mappings at the end", 0);
 	mapping_section(f, a, v + nlive, n - nlive, MW_MAX(ro->max_mappings / 2, 1),
 			"Unmapped during the trace (RSS when unmapped)", a->model.nfolded);
-	if (account_unattributed(a))
+	if (llabs(account_unattributed(a)) >= 64 << 10)
 		fprintf(f, "RSS not placed in any mapping: %s\n",
 			mw_human(account_unattributed(a), b1, sizeof(b1)));
 	free(v);

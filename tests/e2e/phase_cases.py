@@ -1,0 +1,483 @@
+"""Phases and iterations: --phase-at in the executable and in a library that
+is dlopen()ed later, the USDT markers of include/memwatch.h, `memwatch mark
+[--iter]` from outside, and --iter.  Every boundary is checked against the
+workload's own /proc/self/status at the checkpoint taken immediately before
+its marker: VM exactly, RSS within 1% or 256 KiB.
+
+run(c, mw, wl) runs every sub-case; MW_E2E_SUBCASE=SUBSTRING runs only the
+sub-cases whose name contains it (e.g. MW_E2E_SUBCASE=iter tests/e2e/run -k phases).
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+LIB_SRC = os.path.join(ROOT, "tests", "workloads", "libmwphase.c")
+KIB = 1024
+MIB = 1024 * KIB
+
+# Phase and iteration durations against checkpoint timestamps: a marker
+# fires after its checkpoint's files are written, so allow for that.
+TIME_TOL_NS = 25 * 1000 * 1000
+
+
+def rss_tol(truth):
+    return max(abs(truth) // 100, 256 * KIB)
+
+
+def time_tol(ns):
+    return TIME_TOL_NS + ns // 5
+
+
+# ---- the workload's truth ------------------------------------------------------
+
+class Truth:
+    """The checkpoints in one MW_CKPT_DIR: names in order, times, status, maps."""
+
+    def __init__(self, ckdir):
+        self.dir = ckdir
+        self.order = []
+        self.ts = {}
+        path = os.path.join(ckdir, "index")
+        if os.path.exists(path):
+            with open(path) as f:
+                for line in f:
+                    name, ns = line.split()
+                    self.order.append(name)
+                    self.ts[name] = int(ns)
+        self._status = {}
+        self._maps = {}
+
+    def has(self, name):
+        return name in self.ts
+
+    def status(self, name):
+        if name not in self._status:
+            st = {}
+            with open(os.path.join(self.dir, name + ".status")) as f:
+                for line in f:
+                    key, _, val = line.partition(":")
+                    val = val.strip()
+                    if val.endswith(" kB"):
+                        st[key] = int(val[:-3]) * KIB
+            self._status[name] = st
+        return self._status[name]
+
+    def vm(self, name):
+        return self.status(name)["VmSize"]
+
+    def rss(self, name):
+        return self.status(name)["VmRSS"]
+
+    def maps(self, name):
+        if name not in self._maps:
+            vmas = []
+            with open(os.path.join(self.dir, name + ".maps"), errors="surrogateescape") as f:
+                for line in f:
+                    head = line.rstrip("\n").split(None, 5)
+                    start, end = (int(x, 16) for x in head[0].split("-"))
+                    vmas.append({"start": start, "end": end, "perms": head[1],
+                                 "path": head[5].strip() if len(head) > 5 else ""})
+            self._maps[name] = vmas
+        return self._maps[name]
+
+    def new_vma(self, before, after, size, pred=lambda v: True):
+        """The one VMA of @size in checkpoint @after that @before did not have."""
+        old = {(v["start"], v["end"], v["perms"], v["path"]) for v in self.maps(before)}
+        found = [v for v in self.maps(after)
+                 if (v["start"], v["end"], v["perms"], v["path"]) not in old
+                 and v["end"] - v["start"] == size and pred(v)]
+        return found[0] if len(found) == 1 else None
+
+    def between(self, first, last):
+        """Checkpoint names from @first to @last, both included."""
+        i, j = self.order.index(first), self.order.index(last)
+        return self.order[i:j + 1]
+
+
+# ---- running memwatch ------------------------------------------------------------
+
+def wait_for(pred, timeout):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def summary_of(c, label, jpath):
+    if not os.path.exists(jpath):
+        c.check(False, f"{label}: memwatch wrote JSON")
+        return None
+    try:
+        objs = [json.loads(line) for line in open(jpath, "rb")]
+    except ValueError as e:
+        c.check(False, f"{label}: JSON parses: {e}")
+        return None
+    if not c.check(bool(objs) and objs[-1].get("type") == "summary", f"{label}: last JSON line is the summary"):
+        return None
+    return objs[-1]
+
+
+def run_memwatch(c, label, mw, argv, extra, mode, tmp, env_extra=None, steps=None, mark_iter=False):
+    """memwatch -q -j FILE EXTRA (-- ARGV | -p PID) on the workload; with
+    @steps, the workload waits after each of those checkpoints (MW_STEPS)
+    while the test runs `memwatch mark STEP` (or `memwatch mark --iter`).
+    Returns (summary or None, Truth)."""
+    ckdir = os.path.join(tmp, "ck")
+    os.mkdir(ckdir)
+    jpath = os.path.join(tmp, "out.json")
+    errpath = os.path.join(tmp, "stderr")
+    env = dict(os.environ, MW_CKPT_DIR=ckdir, **(env_extra or {}))
+    if steps:
+        env["MW_STEPS"] = "1"
+    index = os.path.join(ckdir, "index")
+    wl = mw_p = None
+    try:
+        with open(errpath, "wb") as err:
+            if mode == "pid":
+                env["MW_WAIT_GO"] = "1"
+                wl = subprocess.Popen(argv, env=env)
+                if not wait_for(lambda: os.path.exists(os.path.join(ckdir, "ready")), 10):
+                    c.check(False, f"{label}: workload ready")
+                    return None, Truth(ckdir)
+                mw_p = subprocess.Popen([mw, "-q", "-j", jpath] + extra + ["-p", str(wl.pid)], stderr=err)
+                wait_for(lambda: b"tracing PID" in open(errpath, "rb").read() or mw_p.poll() is not None, 20)
+                open(os.path.join(ckdir, "go"), "w").close()
+            else:
+                mw_p = subprocess.Popen([mw, "-q", "-j", jpath] + extra + ["--"] + argv, env=env, stderr=err)
+            for step in steps or ():
+                def reached():
+                    return os.path.exists(index) and step in open(index).read().split()
+                if not wait_for(lambda: reached() or mw_p.poll() is not None, 30) or not reached():
+                    c.check(False, f"{label}: workload reached step {step}")
+                    break
+                cmd = [mw, "mark", "--iter"] if mark_iter else [mw, "mark", step]
+                p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+                c.eq(p.returncode, 0, f"{label}: `{' '.join(['memwatch'] + cmd[1:])}` exit status")
+                open(os.path.join(ckdir, step + ".go"), "w").close()
+            if wl:
+                wl.wait(timeout=120)
+            rc = mw_p.wait(timeout=120)
+    except subprocess.TimeoutExpired as e:
+        c.check(False, f"{label}: ran: {e}")
+        return None, Truth(ckdir)
+    finally:
+        for p in (wl, mw_p):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    if not c.eq(rc, 0, f"{label}: memwatch exit status"):
+        print("        stderr: " + open(errpath, errors="replace").read().strip().replace("\n", "\n        "))
+    truth = Truth(ckdir)
+    if not c.check(truth.has("final"), f"{label}: the workload reached its final checkpoint"):
+        return None, truth
+    return summary_of(c, label, jpath), truth
+
+
+# ---- phases ------------------------------------------------------------------------
+
+def check_phases(c, label, s, t, expected, mode, mapped=None, tops=None, owners=None):
+    """@expected: [(phase name, checkpoint holding its start)], the first one
+    ("start", None).  @mapped: {phase: (mapped_bytes, unmapped_bytes)} exact.
+    @tops: {phase: (vma, rss_delta)} a mapping that must be among the phase's
+    top_mappings.  @owners: [(vma, unmapped, phase)] the "phase" of mappings."""
+    phases = s.get("phases")
+    if not c.check(isinstance(phases, list), f"{label}: summary has \"phases\""):
+        return
+    names = [p.get("name") for p in phases]
+    if not c.eq(names, [n for n, _ in expected], f"{label}: phase names in order"):
+        return
+    bounds = [ck for _, ck in expected] + ["final"]
+    if mode == "pid":
+        # Attached while the workload waited for "go": nothing changed
+        # between then and its first checkpoint.
+        bounds[0] = t.order[0]
+    for i, (p, (name, _)) in enumerate(zip(phases, expected)):
+        what = f"{label}: phase {name}"
+        first, last = bounds[i], bounds[i + 1]
+        if first:
+            c.eq(p["vm_start_bytes"], t.vm(first), f"{what}: vm_start_bytes (VmSize at {first})")
+            c.near(p["rss_start_bytes"], t.rss(first), f"{what}: rss_start_bytes (VmRSS at {first})")
+            inside = t.between(first, last)
+            c.eq(p["vm_peak_bytes"], max(t.vm(n) for n in inside),
+                 f"{what}: vm_peak_bytes (highest VmSize of {', '.join(inside)})")
+            c.near(p["rss_peak_bytes"], max(t.rss(n) for n in inside),
+                   f"{what}: rss_peak_bytes (highest VmRSS of {', '.join(inside)})")
+            if mode == "cmd" or i > 0:
+                dur, want = p["end_ns"] - p["start_ns"], t.ts[last] - t.ts[first]
+                c.near(dur, want, f"{what}: duration (checkpoints {first}..{last})", time_tol(want))
+        else:
+            c.check(p["vm_peak_bytes"] >= max(p["vm_start_bytes"], p["vm_end_bytes"]) and
+                    p["rss_peak_bytes"] >= p["rss_end_bytes"], f"{what}: peaks not below start and end")
+        c.eq(p["vm_end_bytes"], t.vm(last), f"{what}: vm_end_bytes (VmSize at {last})")
+        c.near(p["rss_end_bytes"], t.rss(last), f"{what}: rss_end_bytes (VmRSS at {last})")
+        c.check(p["start_ns"] <= p["end_ns"], f"{what}: start_ns <= end_ns")
+        if i + 1 < len(phases):
+            q = phases[i + 1]
+            c.check(p["end_ns"] == q["start_ns"] and p["vm_end_bytes"] == q["vm_start_bytes"] and
+                    p["rss_end_bytes"] == q["rss_start_bytes"],
+                    f"{what}: ends where {q['name']} starts (time, VM, RSS)")
+        if mapped and name in mapped:
+            c.eq((p["mapped_bytes"], p["unmapped_bytes"]), mapped[name], f"{what}: (mapped_bytes, unmapped_bytes)")
+    tot = s["totals"]
+    c.eq(phases[-1]["vm_end_bytes"], tot["vm_bytes"], f"{label}: last phase ends at totals.vm_bytes")
+    c.eq(sum(p["faults"] for p in phases), tot["faults"], f"{label}: phases' faults add up to totals.faults")
+    if mode == "cmd":
+        c.eq(max(p["vm_peak_bytes"] for p in phases), tot["vm_peak_bytes"],
+             f"{label}: highest phase vm_peak_bytes is totals.vm_peak_bytes")
+    by_name = {p["name"]: p for p in phases}
+    for name, (vma, delta) in (tops or {}).items():
+        if not c.check(vma is not None, f"{label}: phase {name}: its mapping found in the checkpoints"):
+            continue
+        what = f"{label}: phase {name}: top_mappings has the {(vma['end'] - vma['start']) >> 20} MiB mapping at {vma['start']:#x}"
+        hit = [m for m in by_name[name].get("top_mappings", []) if int(m["start"], 16) == vma["start"]]
+        if not c.check(len(hit) == 1, what):
+            continue
+        m = hit[0]
+        c.eq(m["bytes"], vma["end"] - vma["start"], what + ": bytes")
+        c.near(m["rss_delta_bytes"], delta, what + ": rss_delta_bytes")
+    for vma, unmapped, phase in owners or ():
+        if not c.check(vma is not None, f"{label}: mapping of phase {phase} found in the checkpoints"):
+            continue
+        what = f"{label}: mapping {vma['start']:#x} ({(vma['end'] - vma['start']) >> 20} MiB{', unmapped' if unmapped else ''})"
+        hit = [m for m in s["mappings"] if int(m["start"], 16) == vma["start"]
+               and m["unmapped"] == unmapped and m["bytes"] == vma["end"] - vma["start"]]
+        if c.check(len(hit) == 1, what + ": in the summary"):
+            c.eq(hit[0].get("phase"), phase, what + ": phase")
+
+
+def phases_expectations(t, with_lib, names):
+    """What `phases` does, located in its checkpoints.  @names: phase name
+    for each boundary checkpoint (load_model, alloc_io, mwlib_phase, release)."""
+    model = t.new_vma("load_model", "alloc_io", 32 * MIB, lambda v: "mw-phases-" in v["path"])
+    staging = t.new_vma("alloc_io", "alloc_io.peak", 16 * MIB, lambda v: not v["path"])
+    after_io = "mwlib_phase" if with_lib else "release"
+    io = t.new_vma("alloc_io.peak", after_io, 4 * MIB, lambda v: v["perms"] == "rw-s")
+    mapped = {names["load_model"]: (32 * MIB, 0), names["release"]: (0, 32 * MIB)}
+    tops = {names["load_model"]: (model, 32 * MIB), names["alloc_io"]: (io, 4 * MIB)}
+    owners = [(model, True, names["load_model"]), (staging, True, names["alloc_io"]),
+              (io, False, names["alloc_io"])]
+    if with_lib:
+        lib = t.new_vma("mwlib_phase", "release", 8 * MIB, lambda v: not v["path"])
+        mapped[names["mwlib_phase"]] = (8 * MIB, 0)
+        tops[names["mwlib_phase"]] = (lib, 8 * MIB)
+        owners.append((lib, False, names["mwlib_phase"]))
+    else:
+        mapped[names["alloc_io"]] = (20 * MIB, 16 * MIB)
+    return mapped, tops, owners
+
+
+def phases_case(c, label, mw, wl, args, extra, mode, names, with_lib):
+    """Run build/workloads/phases ARGS and check every phase against it."""
+    tmp = tempfile.mkdtemp(prefix="mw-phases-")
+    try:
+        steps = None
+        if "--mark" in args:
+            steps = ["load_model", "alloc_io"] + (["mwlib_phase"] if with_lib else []) + ["release"]
+        s, t = run_memwatch(c, label, mw, [os.path.join(wl, "phases")] + args, extra, mode, tmp, steps=steps)
+        if s is None:
+            return
+        expected = [("start", None)] + [(names[ck], ck) for ck in
+                                        ["load_model", "alloc_io"] + (["mwlib_phase"] if with_lib else []) + ["release"]]
+        mapped, tops, owners = phases_expectations(t, with_lib, names)
+        check_phases(c, label, s, t, expected, mode, mapped, tops, owners)
+        p = {x["name"]: x for x in s.get("phases", [])}
+        lm, rel = p.get(names["load_model"]), p.get(names["release"])
+        if lm and rel:
+            c.check(lm["faults"] >= 32, f"{label}: load_model faulted the model in ({lm['faults']} faults)")
+            c.check(rel["faults"] < 64, f"{label}: release faulted (almost) nothing ({rel['faults']} faults)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- iterations ---------------------------------------------------------------------
+
+def check_iterations(c, label, s, t, n, leak, before, last_ck):
+    """@before(k): the checkpoint that holds the values at iteration k's
+    marker (k from 1), or None; @last_ck the one holding the end of the last
+    iteration."""
+    first_ck, second_ck = before(1), before(2) if n > 1 else last_ck
+    it = s.get("iterations")
+    if not c.check(isinstance(it, dict), f"{label}: summary has \"iterations\""):
+        return
+    c.eq(it["count"], n, f"{label}: iterations.count")
+    f = it["first"]
+    c.eq(f["vm_delta_bytes"], t.vm(second_ck) - t.vm(first_ck),
+         f"{label}: first.vm_delta_bytes (VmSize {second_ck} - {first_ck})")
+    c.near(f["rss_delta_bytes"], t.rss(second_ck) - t.rss(first_ck),
+           f"{label}: first.rss_delta_bytes (VmRSS {second_ck} - {first_ck})", rss_tol(t.rss(second_ck)))
+    c.check(f["faults"] >= 1, f"{label}: first iteration faulted ({f['faults']} faults)")
+    want = t.ts[second_ck] - t.ts[first_ck]
+    c.near(f["duration_ns"], want, f"{label}: first.duration_ns", time_tol(want))
+    settled = it["settled_after"]
+    if leak:
+        c.check(1 <= settled < n, f"{label}: settled_after in 1..{n - 1} ({settled})")
+    else:
+        c.eq(settled, 1, f"{label}: settled_after")
+    st = it["steady"]
+    c.eq(st["count"], n - settled, f"{label}: steady.count")
+    if 1 <= settled < n:
+        begin = before(settled + 1)
+        if begin and t.has(begin):
+            c.eq(st["vm_delta_bytes"], t.vm(last_ck) - t.vm(begin),
+                 f"{label}: steady.vm_delta_bytes (VmSize {last_ck} - {begin})")
+            c.near(st["rss_delta_bytes"], t.rss(last_ck) - t.rss(begin),
+                   f"{label}: steady.rss_delta_bytes (VmRSS {last_ck} - {begin})", rss_tol(t.rss(last_ck)))
+    if leak:
+        c.eq(st["vm_delta_bytes"], (it["count"] - settled) * 256 * KIB,
+             f"{label}: steady.vm_delta_bytes is 256 KiB per steady iteration")
+        c.check(st["faults"] >= st["count"], f"{label}: steady iterations fault ({st['faults']} faults)")
+    else:
+        c.eq(st["vm_delta_bytes"], 0, f"{label}: steady iterations add no VM")
+        c.near(st["rss_delta_bytes"], 0, f"{label}: steady iterations add no RSS")
+        c.check(st["faults"] <= st["count"], f"{label}: steady iterations (almost) never fault ({st['faults']} faults)")
+    c.eq(st["verdict"], "growing" if leak else "flat", f"{label}: steady.verdict")
+
+
+def iters_case(c, label, mw, wl, args, extra, mode, n, leak):
+    tmp = tempfile.mkdtemp(prefix="mw-iters-")
+    try:
+        steps = ["iter%d" % k for k in range(1, n + 1)] if "--mark" in args else None
+        s, t = run_memwatch(c, label, mw, [os.path.join(wl, "iters")] + args, extra, mode, tmp,
+                            steps=steps, mark_iter=True)
+        if s is None:
+            return
+        window = 64 * MIB + (256 * KIB if leak else 0)
+        c.eq(t.vm("iter2") - t.vm("iter1"), window, f"{label}: workload: first iteration maps its window")
+        check_iterations(c, label, s, t, n, leak, lambda k: "iter%d" % k, "end")
+        # No phase markers: one phase, "start", the whole trace.
+        check_phases(c, label, s, t, [("start", None)], mode)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- the demo --------------------------------------------------------------------
+
+def demo_case(c, label, mw, wl, mode):
+    """The demo marks itself with USDT: four phases, 21 iterations."""
+    tmp = tempfile.mkdtemp(prefix="mw-demo-")
+    try:
+        s, t = run_memwatch(c, label, mw, [os.path.join(wl, "demo")], [], mode, tmp)
+        if s is None:
+            return
+        expected = [("start", None), ("load_model", "start"), ("alloc_io", "loaded"),
+                    ("inference", "io"), ("release", "steady")]
+        model = t.new_vma("start", "loaded", 48 * MIB, lambda v: "mw-model-" in v["path"])
+        window = t.new_vma("io", "first", 192 * MIB, lambda v: not v["path"])
+        inp = t.new_vma("loaded", "io", 3 * MIB, lambda v: v["perms"] == "rw-s")
+        first_maps = 192 * MIB + 4 * MIB + 256 * KIB
+        mapped = {"load_model": (48 * MIB + 6 * MIB, 0), "alloc_io": (3 * MIB + 64 * KIB, 0),
+                  "inference": (first_maps, 0),
+                  "release": (0, 48 * MIB + 3 * MIB + 64 * KIB)}
+        tops = {"load_model": (model, 48 * MIB), "inference": (window, 24 * MIB)}
+        owners = [(model, True, "load_model"), (inp, True, "alloc_io"), (window, False, "inference")]
+        check_phases(c, label, s, t, expected, mode, mapped, tops, owners)
+        check_iterations(c, label, s, t, 21, False, {1: "io", 2: "first"}.get, "steady")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---- bad arguments -------------------------------------------------------------------
+
+def error_cases(c, mw, wl):
+    phases = os.path.join(wl, "phases")
+    for argv, what in ((["--phase-at", "nocolon"], "--phase-at without BINARY:SYMBOL"),
+                       (["--iter", "nocolon"], "--iter without BINARY:SYMBOL")):
+        p = subprocess.run([mw, "-q"] + argv + ["--", "/bin/true"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+        err = p.stderr.decode(errors="replace").strip()
+        c.eq(p.returncode, 2, f"{what}: exit code")
+        c.check(err.startswith("memwatch: "), f"{what}: says why ({err.splitlines()[0] if err else 'nothing'})")
+    p = subprocess.run([mw, "-q", "--phase-at", phases + ":mw_no_such_function", "--", phases],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    err = p.stderr.decode(errors="replace").strip()
+    c.check(p.returncode != 0 and "mw_no_such_function" in err,
+            f"--phase-at with an unknown symbol fails and names it (exit {p.returncode}: {err[:120]!r})")
+
+
+# ---- the library ----------------------------------------------------------------------
+
+def library(c, wl, tmp):
+    """build/workloads/libmwphase.so if the Makefile built it, else build it."""
+    built = os.path.join(wl, "libmwphase.so")
+    if os.path.exists(built) and os.path.getmtime(built) >= os.path.getmtime(LIB_SRC):
+        return built
+    out = os.path.join(tmp, "libmwphase.so")
+    p = subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-g", "-Wall",
+                        "-DMWLIB_SO", LIB_SRC, "-o", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    if not c.check(p.returncode == 0, "libmwphase.so builds: " + p.stderr.decode(errors="replace").strip()):
+        return None
+    return out
+
+
+def run(c, mw, wl):
+    helptext = subprocess.run([mw, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=30).stdout.decode(errors="replace")
+    if not c.check("--phase-at" in helptext, "memwatch --help lists --phase-at"):
+        return
+    only = os.environ.get("MW_E2E_SUBCASE", "")
+    tmp = tempfile.mkdtemp(prefix="mw-phaselib-")
+    os.chmod(tmp, 0o755)
+    try:
+        lib = library(c, wl, tmp)
+        ph = os.path.join(wl, "phases")
+        it = os.path.join(wl, "iters")
+        exe_at = ["--phase-at", ph + ":mw_load_model=load_model", "--phase-at", ph + ":mw_alloc_io",
+                  "--phase-at", ph + ":mw_release=release"]
+        exe_names = {"load_model": "load_model", "alloc_io": "mw_alloc_io", "release": "release"}
+        same = {n: n for n in ("load_model", "alloc_io", "mwlib_phase", "release")}
+        cases = [
+            ("phase-at exe/cmd", lambda l: phases_case(c, l, mw, wl, [], exe_at, "cmd", exe_names, False)),
+            ("phase-at exe/pid", lambda l: phases_case(c, l, mw, wl, [], exe_at, "pid", exe_names, False)),
+            ("usdt/cmd", lambda l: phases_case(c, l, mw, wl, ["--usdt"], [], "cmd", same, False)),
+            ("usdt/pid", lambda l: phases_case(c, l, mw, wl, ["--usdt"], [], "pid", same, False)),
+            ("mark/cmd", lambda l: phases_case(c, l, mw, wl, ["--mark"], [], "cmd", same, False)),
+            ("no markers/cmd", lambda l: no_markers_case(c, l, mw, wl)),
+            ("iter call flat/cmd", lambda l: iters_case(c, l, mw, wl, ["20"], ["--iter", it + ":mw_infer"],
+                                                        "cmd", 20, False)),
+            ("iter call leak/cmd", lambda l: iters_case(c, l, mw, wl, ["20", "--leak"], ["--iter", it + ":mw_infer"],
+                                                        "cmd", 20, True)),
+            ("iter usdt flat/cmd", lambda l: iters_case(c, l, mw, wl, ["20", "--usdt"], [], "cmd", 20, False)),
+            ("iter usdt leak/pid", lambda l: iters_case(c, l, mw, wl, ["20", "--usdt", "--leak"], [], "pid", 20, True)),
+            ("iter mark/cmd", lambda l: iters_case(c, l, mw, wl, ["5", "--mark"], [], "cmd", 5, False)),
+            ("demo usdt/cmd", lambda l: demo_case(c, l, mw, wl, "cmd")),
+            ("errors", lambda l: error_cases(c, mw, wl)),
+        ]
+        if lib:
+            lib_at = exe_at + ["--phase-at", lib + ":mwlib_phase=lib"]
+            lib_names = dict(exe_names, mwlib_phase="lib")
+            cases[2:2] = [
+                ("phase-at dlopen lib/cmd", lambda l: phases_case(c, l, mw, wl, [lib], lib_at, "cmd", lib_names, True)),
+                ("phase-at dlopen lib/pid", lambda l: phases_case(c, l, mw, wl, [lib], lib_at, "pid", lib_names, True)),
+                ("usdt+lib/cmd", lambda l: phases_case(c, l, mw, wl, ["--usdt", lib], [], "cmd", same, True)),
+                ("mark+lib/cmd", lambda l: phases_case(c, l, mw, wl, ["--mark", lib], [], "cmd", same, True)),
+            ]
+        for name, fn in cases:
+            if only not in name:
+                continue
+            before, t0 = c.failed, time.time()
+            fn("phases " + name)
+            print(f"  {'ok  ' if c.failed == before else 'FAIL'} phases {name} ({time.time() - t0:.1f} s)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def no_markers_case(c, label, mw, wl):
+    """Without --phase-at the marker functions are plain calls: one phase."""
+    tmp = tempfile.mkdtemp(prefix="mw-phases-")
+    try:
+        s, t = run_memwatch(c, label, mw, [os.path.join(wl, "phases")], [], "cmd", tmp)
+        if s is None:
+            return
+        check_phases(c, label, s, t, [("start", None)], "cmd")
+        c.check(all(m.get("phase") == "start" for m in s["mappings"] if m["kind"] != "folded"),
+                f"{label}: every mapping was created in phase start")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

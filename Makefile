@@ -48,7 +48,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c,$(WORKLOAD_SRCS)))
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c tests/workloads/lib%.c,$(WORKLOAD_SRCS)))
+WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
 .PHONY: all clean test unit e2e demo vmlinux workloads
 all: memwatch workloads
@@ -74,10 +75,13 @@ $(BUILD)/libmw.a: $(LIB_OBJS)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmw.a | $(BUILD)/tests/unit
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $< $(BUILD)/libmw.a $(LDFLAGS) $(LDLIBS) -o $@
 
-workloads: $(WORKLOAD_BINS)
+workloads: $(WORKLOAD_BINS) $(WORKLOAD_LIBS)
 
-$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/ckpt.c | $(BUILD)/workloads
-	$(CC) -O1 -g -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE $^ -lpthread -o $@
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/ckpt.c include/memwatch.h | $(BUILD)/workloads
+	$(CC) -O1 -g -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE $(filter %.c,$^) -lpthread -o $@
+
+$(BUILD)/workloads/lib%.so: tests/workloads/lib%.c | $(BUILD)/workloads
+	$(CC) -O1 -g -Wall -shared -fPIC -DMWLIB_SO $< -o $@
 
 unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)

@@ -116,6 +116,7 @@ static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
 {
 	uint32_t max = (len - offsetof(struct mw_deltas_rec, slots)) / sizeof(struct mw_slot);
 
+	max = MW_MIN(max, (uint32_t)MW_SLOTS);	/* a damaged record may be longer */
 	for (uint32_t i = 0; i < d->nr && i < max; i++)
 		apply_slot(a, &d->slots[i]);
 }
@@ -567,6 +568,7 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 	case MW_REC_EXIT:
 		note_seq(a, h->seq);
 		a->exited = true;
+		a->exit_ns = h->ts;
 		if (len >= sizeof(*t) && a->wait_status < 0)
 			a->wait_status = t->exit_code;
 		break;
@@ -724,7 +726,9 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 			const struct mw_end *e = r->data;
 
 			a->ended = true;
-			a->end_ns = e->ts;
+			/* An exit ends the trace when it happened, not when we
+			 * noticed. */
+			a->end_ns = a->exit_ns && e->how == MW_END_EXITED ? a->exit_ns : e->ts;
 			finish_phases(a);
 			if (e->how == MW_END_EXITED)
 				a->exited = true;

@@ -39,6 +39,7 @@ struct mw_account {
 	size_t nmarknames;
 
 	uint64_t start_ns, end_ns;
+	uint64_t exit_ns;	/* when the last thread exited, from its record */
 	bool ended, exited;
 	int wait_status;	/* -1 unknown */
 	uint64_t records;	/* stream records applied */

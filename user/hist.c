@@ -43,7 +43,7 @@ void hist_print(FILE *f, const struct mw_hist *h, const char *unit)
 	for (int i = first; i <= last; i++)
 		if (h->slot[i] > max)
 			max = h->slot[i];
-	fprintf(f, "%*s%-10s : count    distribution\n", 13, "", unit);
+	fprintf(f, "%*s%-10s : count    distribution\n", 14, "", unit);
 	for (int i = first; i <= last; i++) {
 		char bar[41];
 		int stars = (int)(h->slot[i] * width / max);

@@ -129,6 +129,7 @@ static void close_iter(struct mw_phases *ph, struct mw_model *m, const struct mw
 	it = &ph->it[ph->nit - 1];
 	it->end = *at;
 	it->open = false;
+	m->iter = 0;	/* until the next one opens: births here are in none */
 	/* Which mappings grew in this iteration, for naming leaks later. */
 	for (size_t i = 0; i < m->nlive; i++) {
 		struct mw_mapping *mp = m->live[i];

@@ -319,7 +319,7 @@ static int loop(struct session *s, int *cmd_status)
 		}
 		if (handle_signal(s, &forwarded))
 			break;
-		if (o->cmd && reap_child(s, &status, false)) {
+		if (o->cmd && reap_child(s, &status, s->acct->exited)) {
 			exited = true;
 			break;
 		}

@@ -388,7 +388,49 @@ int main(int argc, char **argv)
 	finish(1);
 	end();
 
-	/* 9: the smallest stream: one record of each kind, mostly empty. */
+	/* Damaged records: each once made the analysis read past its end. */
+	{
+		static struct mw_op_rec r;
+		static struct mw_mark_rec mk;
+
+		/* a file VMA whose path fills its slot with no NUL */
+		begin(dir, "regress_path_no_nul");
+		memset(&r, 0, sizeof(r));
+		r.hdr = (struct mw_rec_hdr){ MW_REC_OP, PID, PID, 1, 5 };
+		r.op = MW_OP_MPROTECT;
+		r.nr_vmas = 1;
+		r.nr_paths = 1;
+		r.vmas[0] = (struct mw_vma){ .start = A1, .end = A1 + P, .vflags = MW_VMA_FILE };
+		memset(r.paths[0], 'A', MW_PATH_LEN);
+		rec(MW_S_BPF, &r, offsetof(struct mw_op_rec, paths) + MW_PATH_LEN);
+		end();
+
+		/* a mapping, then a munmap cut before the vmas[] it claims */
+		begin(dir, "regress_short_vmas");
+		r.nr_paths = 0;
+		r.vmas[0].vflags = 0;
+		rec(MW_S_BPF, &r, offsetof(struct mw_op_rec, paths));
+		r.hdr.seq = 2;
+		r.op = MW_OP_MUNMAP;
+		r.start = A1 - 16 * P;
+		r.end = A1 + 16 * P;
+		rec(MW_S_BPF, &r, offsetof(struct mw_op_rec, vmas));
+		r.hdr.seq = 3;
+		r.op = MW_OP_MADVISE;
+		rec(MW_S_BPF, &r, offsetof(struct mw_op_rec, vmas) + 8);
+		end();
+
+		/* a marker whose name has no NUL, nor the fields after it */
+		begin(dir, "regress_mark_name_no_nul");
+		memset(&mk, 0x01, sizeof(mk));	/* no NUL anywhere, small numbers */
+		memset(mk.name, 'B', sizeof(mk.name));
+		mk.hdr = (struct mw_rec_hdr){ MW_REC_MARK, PID, PID, 1, 5 };
+		mk.kind = MW_MARK_PHASE;
+		rec(MW_S_BPF, &mk, sizeof(mk));
+		end();
+	}
+
+	/* the smallest stream: one record of each kind, mostly empty. */
 	begin(dir, "minimal");
 	rec(MW_S_BPF, &(struct mw_rec_hdr){ MW_REC_EXIT, PID, PID, 1, 5 }, sizeof(struct mw_rec_hdr));
 	rec(MW_S_END, &(struct mw_end){ PID, MW_END_EXITED, 0, 0, 9 }, sizeof(struct mw_end));

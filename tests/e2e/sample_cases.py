@@ -1,0 +1,33 @@
+"""-i SECONDS: rows over time in the text output, "sample" lines in the JSON,
+each with the process's totals at that instant."""
+import json
+import os
+import subprocess
+import tempfile
+
+
+def run(c, mw, wl):
+    d = tempfile.mkdtemp(prefix="mw-sample-")
+    out = os.path.join(d, "out.json")
+    env = dict(os.environ, MW_CKPT_DIR=d)
+    p = subprocess.run([mw, "-i", "0.05", "-j", out, "--", os.path.join(wl, "demo")],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    c.eq(p.returncode, 0, "-i: exit status")
+    lines = [json.loads(x) for x in open(out)]
+    samples = [o for o in lines if o["type"] == "sample"]
+    s = lines[-1]
+    c.check(len(samples) >= 3, f"-i 0.05 over the demo gives several samples ({len(samples)})")
+    c.check(all(a["ts_ns"] < b["ts_ns"] for a, b in zip(samples, samples[1:])),
+            "sample times increase")
+    t = s["totals"]
+    c.check(all(0 < x["vm_bytes"] <= t["vm_peak_bytes"] for x in samples),
+            "every sample's VM is within (0, VM peak]")
+    c.check(all(x["rss_bytes"] == x["rss_anon_bytes"] + x["rss_file_bytes"] + x["rss_shmem_bytes"]
+                for x in samples), "sample RSS is the sum of its parts")
+    c.check(any(x["vm_bytes"] > 200 << 20 for x in samples),
+            "a sample sees the 192 MiB window mapped")
+    text = p.stdout.decode()
+    rows = [ln for ln in text.splitlines() if ln.strip() and ln.split()[0].replace(".", "").isdigit()
+            and "M" in ln]
+    c.check("secs" in text and len(rows) >= 3, f"the text output has a row per sample ({len(rows)})")
+    subprocess.run(["rm", "-rf", d])

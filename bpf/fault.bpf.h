@@ -224,6 +224,7 @@ static __always_inline void own_change(struct mw_proc *p, __u32 tgid, __u32 memb
 	__u32 slot1 = member == MW_SWAP ? 0 : change_slot(p, tgid, task, t);
 	__u64 mine = w_pack(pages, slot1, 0), w_old;
 
+	barrier_var(member);
 	member &= MW_NR_MEMBERS - 1;
 	w_old = __sync_lock_test_and_set(&p->rss_word[member], mine);
 	if (overtaken(p, member, slot1, pages, w_old, mine))
@@ -247,6 +248,7 @@ static __always_inline void external_change(struct mw_proc *p, __u32 member, __s
 	__s64 pages = size >> MW_PAGE_SHIFT;
 	__u64 w_old;
 
+	barrier_var(member);	/* keep the mask: the verifier needs the bound */
 	member &= MW_NR_MEMBERS - 1;
 	w_old = __sync_lock_test_and_set(&p->rss_word[member], w_pack(pages, 0, 0));
 	p->rss[member] = size;
@@ -264,56 +266,166 @@ static __always_inline void note_rss(struct mw_proc *p)
 		p->phase_rss_peak = sum;
 }
 
-SEC("tracepoint/kmem/rss_stat")
-int rss_stat(struct trace_event_raw_rss_stat *ctx)
+/* ---- kmem:rss_stat -------------------------------------------------------- */
+
+const volatile __u32 nr_cpus = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_cpu_offsets);
+} cpu_offsets_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_probe SEC(".maps");
+
+struct cpuoff_ctx {
+	struct mw_cpu_offsets *o;
+};
+
+static long note_cpu(__u32 cpu, struct cpuoff_ctx *c)
 {
-	__u32 member = ctx->member, mm_id = ctx->mm_id, tgid = current_tgid();
-	__s64 size = ctx->size;
+	__u32 zero = 0;
+	void *v = bpf_map_lookup_percpu_elem(&cpu_probe, &zero, cpu);
+
+	if (!v || cpu >= MW_MAX_CPUS)
+		return 1;
+	c->o->addr[cpu & (MW_MAX_CPUS - 1)] = (__u64)v;
+	c->o->ncpus = cpu + 1;
+	return 0;
+}
+
+/* Run once by the loader (BPF_PROG_TEST_RUN). */
+SEC("syscall")
+int cpu_offsets(void *ctx)
+{
+	char buf[sizeof(struct bpf_array) + 8];
+	struct cpuoff_ctx c;
+	__u32 zero = 0;
+
+	c.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero);
+	if (!c.o || bpf_probe_read_kernel(buf, sizeof(buf), &cpu_probe))
+		return 1;
+	/* pptrs[0] follows the struct: the flexible array's first entry. */
+	c.o->pptr = *(__u64 *)(buf + bpf_core_type_size(struct bpf_array));
+	bpf_loop(nr_cpus, note_cpu, &c, 0);
+	return 0;
+}
+
+struct sum_ctx {
+	struct mw_cpu_offsets *o;
+	__u64 counters;
+	__s64 sum;
+};
+
+static long sum_cpu(__u32 cpu, struct sum_ctx *c)
+{
+	__s32 v = 0;
+
+	if (cpu >= c->o->ncpus)
+		return 1;
+	bpf_probe_read_kernel(&v, sizeof(v),
+			      (void *)(c->counters + c->o->off[cpu & (MW_MAX_CPUS - 1)]));
+	c->sum += v;
+	return 0;
+}
+
+/* percpu_counter_sum_positive(&mm->rss_stat[member]): what the classic
+ * tracepoint computes for its 'size' (6.2+: percpu rss counters). */
+static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 member)
+{
+	unsigned long base = (unsigned long)mm + bpf_core_field_offset(struct mm_struct, rss_stat);
+	struct percpu_counter *fbc = (void *)(base + (member & (MW_NR_MEMBERS - 1)) *
+					      bpf_core_type_size(struct percpu_counter));
+	__u32 zero = 0;
+	struct sum_ctx c = {
+		.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero),
+		.counters = (__u64)BPF_CORE_READ(fbc, counters),
+		.sum = BPF_CORE_READ(fbc, count),
+	};
+
+	if (!c.o)
+		return 0;
+	bpf_loop(nr_cpus, sum_cpu, &c, 0);
+	return c.sum > 0 ? c.sum << MW_PAGE_SHIFT : 0;
+}
+
+/*
+ * One counter change of the mm known by key, made in the current context.
+ * size: the counter's exact value, or -1 to compute it, which the raw
+ * tracepoint does only once it knows the mm is traced (it runs for every RSS
+ * change on the host).
+ */
+static __always_inline void rss_event(__u64 key, bool curr, __u32 member, __s64 size,
+				      struct mm_struct *mm)
+{
+	__u32 tgid = current_tgid();
 	struct mw_proc *p = NULL;
 	__u32 *owner;
 
 	if (member >= MW_NR_MEMBERS)
-		return 0;
-	if (ctx->curr)
+		return;
+	if (curr)
 		p = proc_lookup(tgid);
 	if (!p) {
 		/* Another context changed a traced mm: reclaim, khugepaged, a
 		 * vfork child, or the owner's own teardown at exit/exec. */
-		owner = bpf_map_lookup_elem(&mm_owner, &mm_id);
+		owner = bpf_map_lookup_elem(&mm_owner, &key);
 		if (!owner)
-			return 0;
+			return;
 		p = proc_lookup(*owner);
-		if (!p || p->mm_id != mm_id || (p->flags & MW_PROC_DEAD))
-			return 0;
-		if (!ctx->curr && tgid == *owner) {
+		if (!p || p->mm_key != key || (p->flags & MW_PROC_DEAD))
+			return;
+		if (!curr && tgid == *owner) {
 			/* exit_mmap() of our own mm: the process as /proc
 			 * last showed it is what we report. */
-			p->mm_id = 0;
-			return 0;
+			p->mm_key = 0;
+			return;
 		}
-		stat_inc(MW_STAT_EVENTS);
-		external_change(p, member, size);
+		external_change(p, member, size >= 0 ? size : rss_counter_bytes(mm, member));
 		note_rss(p);
-		return 0;
+		return;
 	}
 	if (p->flags & MW_PROC_DEAD)
-		return 0;
-	stat_inc(MW_STAT_EVENTS);
-	if (p->mm_id != mm_id) {
+		return;
+	if (p->mm_key != key) {
 		/* A new mm (exec) starts from zero; the first mm we see for a
 		 * process is the one the loader seeded from /proc. */
-		if (p->mm_id || (p->flags & MW_PROC_HAD_MM)) {
+		if (p->mm_key || (p->flags & MW_PROC_HAD_MM)) {
 			for (int m = 0; m < MW_NR_MEMBERS; m++) {
 				p->rss[m] = 0;
 				p->rss_word[m] = 0;
 			}
 		}
-		p->mm_id = mm_id;
+		p->mm_key = key;
 		p->flags |= MW_PROC_HAD_MM;
-		bpf_map_update_elem(&mm_owner, &mm_id, &tgid, BPF_ANY);
+		bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
 	}
-	own_change(p, tgid, member, size);
+	own_change(p, tgid, member, size >= 0 ? size : rss_counter_bytes(mm, member));
 	note_rss(p);
+}
+
+/* The raw tracepoint: no perf record to format and no counter sum for the
+ * processes we do not trace.  Chosen by the loader when cpu_offsets worked. */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	rss_event((__u64)mm, task->mm == mm, member, -1, mm);
+	return 0;
+}
+
+/* The fallback: the classic tracepoint, whose record carries the value. */
+SEC("tracepoint/kmem/rss_stat")
+int rss_stat(struct trace_event_raw_rss_stat *ctx)
+{
+	rss_event(ctx->mm_id, ctx->curr, ctx->member, ctx->size, NULL);
 	return 0;
 }
 

@@ -185,6 +185,23 @@ struct mw_mark_args {
 	char name[MW_MARK_NAME_LEN];
 };
 
+/*
+ * Per-CPU offsets (__per_cpu_offset[]), found without kallsyms: the loader
+ * runs cpu_offsets once, which stores where a per-CPU array map's value lives
+ * on each CPU next to the map's own __percpu pointer; the difference is the
+ * CPU's offset.  With them the raw rss_stat program sums the RSS counters
+ * itself, as the classic tracepoint would.
+ */
+#define MW_MAX_CPUS 1024
+
+struct mw_cpu_offsets {
+	__u64 pptr;			/* the probe map's __percpu pointer */
+	__u64 addr[MW_MAX_CPUS];	/* its value's address on each CPU */
+	__u64 off[MW_MAX_CPUS];		/* addr - pptr, filled by the loader */
+	__u32 ncpus;			/* entries valid */
+	__u32 ready;			/* off[] filled */
+};
+
 /* Per-process state, aggregated in the kernel (hash map 'procs', by tgid). */
 #define MW_PROC_DEAD	0x2	/* process exited: freeze every counter */
 #define MW_PROC_HAD_MM	0x4	/* an mm was seen: a different one means exec */
@@ -198,9 +215,8 @@ struct mw_mark_args {
 
 struct mw_proc {
 	__u32 flags;		/* MW_PROC_* */
-	__u32 mm_id;		/* kmem:rss_stat mm_id of the current mm, 0 unknown */
 	__u32 seq;		/* structural records emitted */
-	__u32 pad;
+	__u64 mm_key;		/* the current mm (pointer, or rss_stat's mm_id), 0 unknown */
 	__s64 rss[MW_NR_MEMBERS];	/* last exact counter values, bytes */
 	__u64 rss_peak;		/* highest file+anon+shmem seen, bytes */
 	__u64 total_vm;		/* pages */

@@ -22,13 +22,14 @@ struct {
 	__type(value, struct mw_proc);
 } procs SEC(".maps");
 
-/* kmem:rss_stat mm_id -> tgid, learned from events in the owner's context, so
- * that counter changes made from other contexts (reclaim, khugepaged, the
- * owner's own teardown) can be recognised. */
+/* mm key -> tgid, learned from events in the owner's context, so that
+ * counter changes made from other contexts (reclaim, khugepaged, the owner's
+ * own teardown) can be recognised.  The key is the mm pointer (raw
+ * tracepoint) or kmem:rss_stat's mm_id (classic fallback). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);
+	__type(key, __u64);
 	__type(value, __u32);
 } mm_owner SEC(".maps");
 

@@ -343,6 +343,13 @@ static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
 	uint64_t keep = MW_MIN(old_end - old, new_end - new);
 	struct mw_pieces moved = { 0 };
 
+	/* No kernel range wraps (a damaged record): moving by one would
+	 * wrap mappings around the address space. */
+	if (old_end < old || new_end < new) {
+		a->need_resync = true;
+		return;
+	}
+
 	/* The pages move with the mapping, also under MREMAP_DONTUNMAP: the
 	 * old range stays mapped but empty, and comes back from vmas[]. */
 	if (old_end > old) {

@@ -16,6 +16,8 @@
 struct mw_capture {
 	struct memwatch_bpf *skel;
 	struct ring_buffer *rb;
+	struct bpf_link *rss_link;
+	bool rss_raw;
 	struct bpf_link **marker_links;
 	size_t nmarker_links;
 	mw_sink_fn sink;
@@ -45,10 +47,65 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/*
+ * The raw rss_stat program sums the per-CPU RSS counters itself, which needs
+ * the per-CPU offsets: cpu_offsets (a BPF_PROG_TYPE_SYSCALL program) notes
+ * where a per-CPU map value lives on each CPU, and the difference from the
+ * map's __percpu pointer is that CPU's offset.  Anything odd, and the classic
+ * tracepoint (which formats a perf record for every RSS change on the host,
+ * a good deal slower) does the job instead.
+ */
+static bool find_cpu_offsets(struct mw_capture *c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, ro);
+	struct mw_cpu_offsets *o;
+	__u32 zero = 0;
+	bool ok = false;
+
+	if (feature_disabled("rss_raw") ||
+	    bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.cpu_offsets), &ro) || ro.retval)
+		return false;
+	o = mw_xcalloc(1, sizeof(*o));
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_offsets_map), &zero, o))
+		goto out;
+	if (!o->pptr || o->ncpus != (__u32)c->ncpus)
+		goto out;
+	for (__u32 i = 0; i < o->ncpus; i++) {
+		o->off[i] = o->addr[i] - o->pptr;
+		/* Each CPU's copy is a distinct address above the pointer's. */
+		if (!o->addr[i] || (i && o->addr[i] == o->addr[i - 1]))
+			goto out;
+	}
+	o->ready = 1;
+	ok = bpf_map_update_elem(bpf_map__fd(c->skel->maps.cpu_offsets_map), &zero, o, 0) == 0;
+out:
+	free(o);
+	return ok;
+}
+
+static int attach_rss(struct mw_capture *c)
+{
+	c->rss_raw = find_cpu_offsets(c);
+	if (c->rss_raw)
+		c->rss_link = bpf_program__attach(c->skel->progs.rss_stat_raw);
+	if (!c->rss_link) {
+		mw_dbg("RSS from the classic kmem:rss_stat tracepoint");
+		c->rss_raw = false;
+		c->rss_link = bpf_program__attach(c->skel->progs.rss_stat);
+	}
+	return c->rss_link ? 0 : -errno;
+}
+
 /* Attach what this kernel has; say what it lacks. */
 static void drop_missing_programs(struct mw_capture *c)
 {
 	struct memwatch_bpf *s = c->skel;
+
+	/* Both RSS programs load; attach_rss() picks one. */
+	bpf_program__set_autoattach(s->progs.rss_stat, false);
+	bpf_program__set_autoattach(s->progs.rss_stat_raw, false);
+	if (!btf_tracepoint_exists("rss_stat"))
+		bpf_program__set_autoload(s->progs.rss_stat_raw, false);
 
 	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault")) {
 		bpf_program__set_autoload(s->progs.page_fault_user, false);
@@ -73,6 +130,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 		goto fail;
 	}
 	c->skel->rodata->tgid_self = getpid();
+	c->skel->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
 	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
 	drop_missing_programs(c);
@@ -84,6 +142,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 		goto fail;
 	}
 	err = memwatch_bpf__attach(c->skel);
+	if (!err)
+		err = attach_rss(c);
 	if (err) {
 		mw_err("cannot attach the BPF programs: %s", strerror(-err));
 		goto fail;
@@ -105,6 +165,7 @@ void capture_close(struct mw_capture *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	bpf_link__destroy(c->rss_link);
 	for (size_t i = 0; i < c->nmarker_links; i++)
 		bpf_link__destroy(c->marker_links[i]);
 	free(c->marker_links);

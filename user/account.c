@@ -707,6 +707,23 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		if (r->len >= sizeof(struct mw_state))
 			apply_state(a, r->data);
 		break;
+	case MW_S_RECONCILE:
+		if (r->len >= sizeof(struct mw_reconcile)) {
+			const struct mw_reconcile *rc = r->data;
+			long i = model_find(&a->model, rc->start);
+			struct mw_mapping *mp = i < 0 ? NULL : a->model.live[i];
+
+			if (!mp || mp->start != rc->start || mp->end != rc->end)
+				break;
+			mp->rss[MW_ANON] = rc->rss[MW_ANON];
+			mp->rss[MW_FILE] = rc->rss[MW_FILE];
+			mp->rss[MW_SHMEM] = rc->rss[MW_SHMEM];
+			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+			mp->recheck = false;
+			mp->rss_estimated = false;
+			a->reconciled++;
+		}
+		break;
 	case MW_S_MARKNAME:
 		if (r->len >= sizeof(struct mw_markname)) {
 			a->marknames = mw_xrealloc(a->marknames, a->nmarknames + 1,

@@ -281,3 +281,12 @@ int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name)
 		return -errno;
 	return 0;
 }
+
+int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out)
+{
+	__u32 key = pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.procs), &key, out))
+		return -errno;
+	return 0;
+}

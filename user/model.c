@@ -137,6 +137,12 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	}
 	for (int i = 0; i < MW_NR_MEMBERS; i++)
 		rest->rss[i] = total[i] - meas->rss[i];
+	/* Measured or not, the process may have moved on before we split:
+	 * the capture side re-measures both when it catches up. */
+	if (total[MW_FILE] || total[MW_ANON] || total[MW_SHMEM]) {
+		a->recheck = true;
+		b->recheck = true;
+	}
 	/* Any RSS divided by size is a guess, also when page rounding put
 	 * all of it on one side (a->rss is already a's share here). */
 	if (!measured && (total[MW_FILE] || total[MW_ANON] || total[MW_SHMEM] ||

@@ -52,6 +52,7 @@ struct mw_mapping {
 	bool has_file;
 	bool unmapped;
 	bool rss_estimated;	/* a split had to guess how RSS divides */
+	bool recheck;		/* RSS divided by a split: measure when quiet */
 	enum mw_kind kind;
 	char *path;		/* file path or kernel name ("[vdso]"), or NULL */
 	int64_t rss[MW_NR_MEMBERS];	/* bytes, by kmem:rss_stat member */

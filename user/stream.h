@@ -25,6 +25,7 @@ enum mw_srec_kind {
 	MW_S_ORACLE,	/* struct mw_oracle_ans: a /proc/PID/pagemap answer */
 	MW_S_UNLINKED,	/* struct mw_unlinked: a mapped file has been deleted */
 	MW_S_MARKNAME,	/* struct mw_markname: the name of marker spec id */
+	MW_S_RECONCILE,	/* struct mw_reconcile: a mapping's RSS, measured */
 };
 
 struct mw_srec {
@@ -89,6 +90,16 @@ struct mw_markname {
 	uint32_t id;		/* mw_mark_rec.id */
 	uint32_t kind;
 	char name[MW_MARK_NAME_LEN];
+};
+
+/*
+ * The RSS a mapping holds as of the records applied so far: /proc/PID/pagemap
+ * read while the analysis had caught up with the kernel, less what the
+ * kernel's attribution slots hold for it and will deliver later.
+ */
+struct mw_reconcile {
+	uint64_t start, end;
+	int64_t rss[MW_NR_MEMBERS];	/* swap: ignored */
 };
 
 #endif /* MW_STREAM_H */

@@ -219,6 +219,50 @@ static bool handle_signal(struct session *s, int *forwarded)
 	return false;
 }
 
+/*
+ * Mappings a split divided by guess (or measured while the process ran
+ * ahead) get their RSS measured again once we have caught up with the
+ * kernel: pagemap now, less what the attribution slots still hold for them.
+ */
+static void reconcile_splits(struct session *s)
+{
+	const struct mw_model *m = &s->acct->model;
+	struct mw_proc *k = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nlive; i++)
+		n += m->live[i]->recheck;
+	if (!n || !s->alive || s->acct->exited)
+		return;
+	k = mw_xcalloc(1, sizeof(*k));
+	/* Caught up: every structural record the kernel emitted is applied. */
+	if (capture_proc_read(s->cap, s->pid, k) || k->seq != s->acct->last_seq)
+		goto out;
+	for (size_t i = 0; i < m->nlive; i++) {
+		const struct mw_mapping *mp = m->live[i];
+		struct mw_reconcile rc = { .start = mp->start, .end = mp->end };
+		int other = mp->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
+		uint64_t anon, file;
+
+		if (!mp->recheck || procfs_pagemap_rss(s->pid, mp->start, mp->end, &anon, &file))
+			continue;
+		rc.rss[MW_ANON] = anon;
+		rc.rss[other] = file;
+		for (int j = 0; j < MW_SLOTS; j++) {
+			const struct mw_slot *sl = &k->slots[j];
+
+			if (sl->vm_start < mp->start || sl->vm_start >= mp->end)
+				continue;
+			for (int mb = 0; mb < MW_NR_MEMBERS; mb++)
+				if (mb != MW_SWAP)
+					rc.rss[mb] -= sl->rss[mb];
+		}
+		feed(s, &(struct mw_srec){ .kind = MW_S_RECONCILE, .len = sizeof(rc), .data = &rc });
+	}
+out:
+	free(k);
+}
+
 static void drain(struct session *s)
 {
 	while (capture_poll(s->cap, 0) > 0)
@@ -259,6 +303,7 @@ static void finish(struct session *s, bool exited, int status)
 		s->acct->need_resync = true;
 	if (s->alive && !s->acct->exited && s->acct->need_resync)
 		feed_seed(s, MW_SEED_RESYNC);
+	reconcile_splits(s);
 	note_unlinked_files(s);
 	capture_emit_state(s->cap, s->pid, 1);
 	feed(s, &(struct mw_srec){ .kind = MW_S_END, .len = sizeof(end), .data = &end });
@@ -312,6 +357,7 @@ static int loop(struct session *s, int *cmd_status)
 			finish(s, false, -1);
 			return MW_EXIT_RUNTIME;
 		}
+		reconcile_splits(s);
 		now = mw_now_ns();
 		if (next_sample && now >= next_sample) {
 			capture_mark(s->cap, s->pid, MW_MARK_SAMPLE, NULL);

@@ -482,7 +482,7 @@ TEST(corrupt_records)
 	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_CORRUPT);
 	CHECK_EQ_U64(n, 1);
 	got_free(&g);
-	len = build_bad(buf, MW_S_MARKNAME + 1, 8, 8);
+	len = build_bad(buf, MW_S_RECONCILE + 1, 8, 8);
 	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_CORRUPT);
 	CHECK_EQ_U64(n, 1);
 	got_free(&g);

@@ -30,59 +30,33 @@ static __always_inline __u64 task_faults_done(struct task_struct *task)
 	return BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(task, maj_flt);
 }
 
+/*
+ * The fault tracepoint only notes the fault on the thread: finding its VMA
+ * waits until the fault changes RSS (most do), and the counts ride along.
+ */
 static __always_inline void on_fault(__u64 addr, bool user)
 {
-	__u32 tgid = current_tgid();
-	struct mw_proc *p = proc_lookup(tgid);
-	struct task_struct *task;
-	struct mw_thread *t;
-	struct vma_probe pr = {};
-	__u32 seq;
-	long err;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mw_thread *t = thread_get(task, false);
 
-	if (!p || (p->flags & MW_PROC_DEAD))
-		return;
-	task = bpf_get_current_task_btf();
-	t = thread_get(task, true);
-	if (!t)
-		return;
-	if (user)
-		__sync_fetch_and_add(&p->faults, 1);
-	else
-		__sync_fetch_and_add(&p->kfaults, 1);
+	if (!t) {
+		/* A thread we have not met: is its process traced? */
+		struct mw_proc *p = proc_lookup(current_tgid());
 
+		if (!p || (p->flags & MW_PROC_DEAD))
+			return;
+		t = thread_get(task, true);
+		if (!t)
+			return;
+	}
 	t->fault_addr = addr;
 	t->fault_flt = task_faults_done(task);
 	t->fault_live = 1;
-
-	/* Most faults land in the VMA the previous one did: skip the lookup
-	 * while no structural change has happened since. */
-	seq = p->seq;
-	t->fault_busy = 0;
-	if (t->cache_seq == seq && addr >= t->cache_start && addr < t->cache_end) {
-		t->fault_vma = t->cache_start;
-	} else if ((err = vma_at(task, addr, &pr)) == 0) {
-		t->cache_start = pr.start;
-		t->cache_end = pr.end;
-		t->cache_seq = seq;
-		t->fault_vma = pr.start;
-	} else if (err == -16 /* EBUSY: another thread is changing the mm */) {
-		/* Any address inside the VMA will do: the loader looks the
-		 * key up as "the mapping containing it". */
-		t->cache_end = 0;
-		t->fault_vma = addr & MW_PAGE_MASK;
-		t->fault_busy = 1;
-	} else {
-		t->cache_end = 0;
-		t->fault_vma = 0;
-	}
-
-	if (t->fault_vma) {
-		struct mw_slot *s = slot_get(p, tgid, t->fault_vma);
-
-		if (s)
-			__sync_fetch_and_add(&s->faults, 1);
-	}
+	t->fault_vma = MW_FAULT_VMA_UNKNOWN;
+	if (user)
+		t->faults_pending++;
+	else
+		t->kfaults_pending++;
 }
 
 SEC("tp_btf/page_fault_user")
@@ -197,21 +171,82 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 	return true;
 }
 
+/* Move the thread's fault counts into the process (and a slot). */
+static __always_inline __u64 flush_faults(struct mw_proc *p, struct mw_thread *t)
+{
+	__u64 n = t->faults_pending, k = t->kfaults_pending;
+
+	if (n) {
+		__sync_fetch_and_add(&p->faults, n);
+		t->faults_pending = 0;
+	}
+	if (k) {
+		__sync_fetch_and_add(&p->kfaults, k);
+		t->kfaults_pending = 0;
+	}
+	return n + k;
+}
+
+/* The VMA start of the fault this thread is in: the VMA the previous fault
+ * hit while nothing structural has happened since, else the kernel's. */
+static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
+					      struct task_struct *task, struct mw_thread *t)
+{
+	struct vma_probe pr = {};
+	__u64 addr = t->fault_addr;
+	__u32 seq = p->seq;
+	long err;
+
+	if (t->cache_seq == seq && addr >= t->cache_start && addr < t->cache_end) {
+		t->fault_vma = t->cache_start;
+		return;
+	}
+	err = vma_at(task, addr, &pr);
+	/* The stack grew in this fault, before RSS did: a grows-down VMA that
+	 * now starts at the faulting page, and VM changed with no syscall. */
+	if (err == 0 && (pr.flags & MW_VM_GROWSDOWN) && pr.start == (addr & MW_PAGE_MASK) &&
+	    BPF_CORE_READ(task, mm, total_vm) != p->total_vm) {
+		note_vm_growth(p, tgid, t);
+		t->cache_end = 0;
+		return;
+	}
+	if (err == 0) {
+		t->cache_start = pr.start;
+		t->cache_end = pr.end;
+		t->cache_seq = seq;
+		t->fault_vma = pr.start;
+	} else if (err == -16 /* EBUSY: another thread is changing the mm */) {
+		/* Any address inside the VMA will do: the loader looks the
+		 * key up as "the mapping containing it". */
+		t->cache_end = 0;
+		t->fault_vma = addr & MW_PAGE_MASK;
+	} else {
+		t->cache_end = 0;
+		t->fault_vma = 0;
+	}
+}
+
 /* Which slot (index + 1) owns a change made by the current thread now:
  * the VMA of the fault it is in.  0: none (a syscall's, or unknown). */
 static __always_inline __u32 change_slot(struct mw_proc *p, __u32 tgid,
 					 struct task_struct *task, struct mw_thread *t)
 {
 	struct mw_slot *s;
+	__u64 faults;
 
 	if (!t || t->sys_op || !t->fault_live || task_faults_done(task) != t->fault_flt)
 		return 0;
-	if (!t->fault_vma)
-		note_vm_growth(p, tgid, t);
+	faults = flush_faults(p, t);
+	if (t->fault_vma == MW_FAULT_VMA_UNKNOWN)
+		resolve_fault_vma(p, tgid, task, t);
 	if (!t->fault_vma)
 		return 0;
 	s = slot_get(p, tgid, t->fault_vma);
-	return s ? (__u32)(s - p->slots) + 1 : 0;
+	if (!s)
+		return 0;
+	if (faults)
+		__sync_fetch_and_add(&s->faults, faults);
+	return (__u32)(s - p->slots) + 1;
 }
 
 /* Record one counter change of a traced process made by its own thread. */
@@ -351,7 +386,19 @@ static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 membe
 
 	if (!c.o)
 		return 0;
-	bpf_loop(nr_cpus, sum_cpu, &c, 0);
+	if (nr_cpus <= 8) {
+		/* Small machines: no callback per CPU. */
+		for (int cpu = 0; cpu < 8; cpu++) {
+			__s32 v = 0;
+
+			if (cpu >= nr_cpus)
+				break;
+			bpf_probe_read_kernel(&v, sizeof(v), (void *)(c.counters + c.o->off[cpu]));
+			c.sum += v;
+		}
+	} else {
+		bpf_loop(nr_cpus, sum_cpu, &c, 0);
+	}
 	return c.sum > 0 ? c.sum << MW_PAGE_SHIFT : 0;
 }
 

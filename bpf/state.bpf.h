@@ -33,14 +33,17 @@ struct {
 	__type(value, __u32);
 } mm_owner SEC(".maps");
 
+#define MW_FAULT_VMA_UNKNOWN (~0ULL)	/* not looked up yet */
+
 /* What one thread is doing: a pending fault or a traced syscall. */
 struct mw_thread {
 	__u64 fault_addr;
 	__u64 fault_vma;	/* vm_start at fault time, 0 if not in a VMA */
 	__u64 fault_flt;	/* min_flt + maj_flt when the fault began */
-	__u16 fault_live;
-	__u16 fault_busy;	/* fault_vma is the fault's page: mm was locked */
+	__u32 fault_live;
 	__u32 cache_seq;	/* proc seq the cached VMA bounds belong to */
+	__u32 faults_pending;	/* faults not yet added to the process */
+	__u32 kfaults_pending;
 	__u64 cache_start, cache_end;
 	__u32 sys_op;		/* enum mw_op in progress, 0 none */
 	__u32 pad;

@@ -116,7 +116,7 @@ struct vma_probe {
 	__u32 idx;
 	__u32 found;
 	__u32 pad;
-	__u64 start, end;
+	__u64 start, end, flags;
 };
 
 static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
@@ -132,6 +132,7 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	pr->found = 1;
 	pr->start = BPF_CORE_READ(vma, vm_start);
 	pr->end = BPF_CORE_READ(vma, vm_end);
+	pr->flags = BPF_CORE_READ(vma, vm_flags);
 	sc = scratch_get(0);
 	if (!pr->fill || !sc)
 		return 0;

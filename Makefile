@@ -51,7 +51,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c tests/workloads/lib%.c,$(WORKLOAD_SRCS)))
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
-.PHONY: all clean test unit e2e demo vmlinux workloads
+.PHONY: all clean test unit e2e demo vmlinux workloads test-asan FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -67,6 +67,16 @@ $(BUILD)/user/%.o: user/%.c | $(BUILD)/user
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 memwatch: $(USER_OBJS)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The loader built with ASan and UBSan, in its own tree, for the sanitized
+# end-to-end run (make test-asan).
+ASAN_BIN := build/asan/memwatch
+$(ASAN_BIN): FORCE
+	$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/memwatch-bin
+	cp build/asan/memwatch-bin $@
+
+$(BUILD)/memwatch-bin: $(USER_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/libmw.a: $(LIB_OBJS)
@@ -88,6 +98,12 @@ unit: $(UNIT_BINS)
 
 e2e: memwatch workloads
 	@tests/e2e/run
+
+# The end-to-end suite against the sanitized loader: any ASan/UBSan report
+# makes memwatch exit non-zero, which the checks see.
+test-asan: $(ASAN_BIN) workloads
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		tests/e2e/run --memwatch $(ASAN_BIN)
 
 # The README's test command: unit tests, then end-to-end tests as root.
 test: memwatch workloads $(UNIT_BINS)

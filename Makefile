@@ -19,7 +19,8 @@ BUILD     := build
 VMLINUX_H := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS    ?= -O2 -g
-CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP
+# -fwrapv: counts from a damaged recording may be nonsense, never undefined.
+CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP -fwrapv
 CPPFLAGS  += -Iuser -Ibpf -I$(BUILD) -D_GNU_SOURCE
 LDLIBS    += -lbpf -lelf -lz -ljansson
 
@@ -51,7 +52,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c tests/workloads/lib%.c,$(WORKLOAD_SRCS)))
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
-.PHONY: all clean test unit e2e demo vmlinux workloads test-asan FORCE
+.PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -108,6 +109,11 @@ test-asan: $(ASAN_BIN) workloads
 # The README's test command: unit tests, then end-to-end tests as root.
 test: memwatch workloads $(UNIT_BINS)
 	@tests/run-all $(UNIT_BINS)
+
+# libFuzzer targets for every parser and the stream analysis (tests/fuzz/).
+FUZZ_SECONDS ?= 60
+fuzz:
+	@tests/fuzz/run $(FUZZ_SECONDS)
 
 demo: memwatch workloads
 	./memwatch -- $(BUILD)/workloads/demo

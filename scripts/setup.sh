@@ -17,6 +17,7 @@ pkgs=(
 	libbpf-dev libelf-dev zlib1g-dev libjansson-dev pkg-config
 	systemtap-sdt-dev		# <sys/sdt.h>: USDT markers in workloads
 	python3 util-linux procps sudo	# tests: e2e runner, setpriv
+	libclang-rt-14-dev		# libFuzzer for tests/fuzz
 )
 missing=()
 for p in "${pkgs[@]}"; do

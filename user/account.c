@@ -144,7 +144,7 @@ static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
 		uint64_t part = MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
 
 		for (int k = 0; k < MW_NR_MEMBERS; k++)
-			mapping_add_rss(mp, k, (int64_t)((double)delta[k] * part / covered));
+			mapping_add_rss(mp, k, mw_scale(delta[k], part, covered));
 	}
 }
 
@@ -178,7 +178,7 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
 			/* The last piece takes what rounding left over, so
 			 * that the pieces carry exactly -delta[m]. */
 			int64_t share = i + 1 < p->n ?
-				(int64_t)((double)diff * (mp->end - mp->start) / bytes) :
+				mw_scale(diff, mp->end - mp->start, bytes) :
 				diff - given;
 
 			given += share;

@@ -116,7 +116,7 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 {
 	struct mw_mapping *meas = measure_a ? a : b, *rest = measure_a ? b : a;
 	uint64_t len_a = a->end - a->start, len_b = b->end - b->start;
-	double frac_meas = (double)(meas->end - meas->start) / (double)(len_a + len_b);
+	uint64_t num = meas->end - meas->start, den = len_a + len_b;
 	int64_t total[MW_NR_MEMBERS], peak = a->rss_peak;
 	uint64_t faults = a->faults, req = a->requested, anon, file;
 	bool measured = false;
@@ -129,11 +129,11 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 		memset(meas->rss, 0, sizeof(meas->rss));
 		meas->rss[MW_ANON] = MW_MIN((int64_t)anon, MW_MAX(total[MW_ANON], 0));
 		meas->rss[file_member] = MW_MIN((int64_t)file, MW_MAX(total[file_member], 0));
-		meas->rss[MW_SWAP] = (int64_t)(total[MW_SWAP] * frac_meas);
+		meas->rss[MW_SWAP] = mw_scale(total[MW_SWAP], num, den);
 		measured = true;
 	} else {
 		for (int i = 0; i < MW_NR_MEMBERS; i++)
-			meas->rss[i] = (int64_t)(total[i] * frac_meas) & ~4095LL;
+			meas->rss[i] = mw_scale(total[i], num, den) & ~4095LL;
 	}
 	for (int i = 0; i < MW_NR_MEMBERS; i++)
 		rest->rss[i] = total[i] - meas->rss[i];
@@ -150,11 +150,11 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 		a->rss_estimated = true;
 		b->rss_estimated = true;
 	}
-	meas->faults = (uint64_t)(faults * frac_meas);
+	meas->faults = (uint64_t)mw_scale((int64_t)faults, num, den);
 	rest->faults = faults - meas->faults;
-	meas->requested = (uint64_t)(req * frac_meas);
+	meas->requested = (uint64_t)mw_scale((int64_t)req, num, den);
 	rest->requested = req - meas->requested;
-	meas->rss_peak = MW_MAX(mapping_rss_total(meas), (int64_t)(peak * frac_meas));
+	meas->rss_peak = MW_MAX(mapping_rss_total(meas), mw_scale(peak, num, den));
 	rest->rss_peak = MW_MAX(mapping_rss_total(rest), peak - meas->rss_peak);
 }
 

@@ -61,6 +61,20 @@ const char *mw_human(int64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+int64_t mw_scale(int64_t v, uint64_t num, uint64_t den)
+{
+	__int128 r;
+
+	if (!den)
+		return 0;
+	r = (__int128)v * num / den;
+	if (r > INT64_MAX)
+		return INT64_MAX;
+	if (r < INT64_MIN)
+		return INT64_MIN;
+	return (int64_t)r;
+}
+
 static void *check_alloc(void *p)
 {
 	if (!p) {

@@ -42,6 +42,9 @@ uint64_t mw_now_ns(void);	/* CLOCK_MONOTONIC, the clock BPF stamps with */
 /* "1.5 MiB", "512 B", "-3.0 MiB": binary units, one decimal. */
 const char *mw_human(int64_t bytes, char *buf, size_t len);
 
+/* v * num / den, exactly, saturating instead of overflowing (den > 0). */
+int64_t mw_scale(int64_t v, uint64_t num, uint64_t den);
+
 void *mw_xcalloc(size_t n, size_t size);
 void *mw_xrealloc(void *p, size_t n, size_t size);
 char *mw_xstrdup(const char *s);

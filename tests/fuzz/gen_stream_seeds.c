@@ -420,6 +420,26 @@ int main(int argc, char **argv)
 		rec(MW_S_BPF, &r, offsetof(struct mw_op_rec, vmas) + 8);
 		end();
 
+		/* a deltas record longer than the struct, claiming 66 slots */
+		begin(dir, "regress_deltas_too_long");
+		{
+			size_t dl = sizeof(struct mw_deltas_rec) + 2 * sizeof(struct mw_slot);
+			struct mw_deltas_rec *d = calloc(1, dl);
+
+			d->hdr = (struct mw_rec_hdr){ MW_REC_DELTAS, PID, PID, 0, 5 };
+			d->nr = MW_SLOTS + 2;
+			rec(MW_S_BPF, d, dl);
+			free(d);
+		}
+		end();
+
+		/* an mremap whose new range wraps around the address space */
+		begin(dir, "regress_mremap_wraps");
+		seed(MW_SEED_EXEC, maps_text, NULL);
+		op(MW_OP_MREMAP, 0, UINT64_MAX, 0, A1, A1 + 256 * P, (uint64_t[6]){ A1, 256 * P, P, 1, 0, 0 },
+		   0, VM_MAPS, BRK0, 0, NULL);
+		end();
+
 		/* a marker whose name has no NUL, nor the fields after it */
 		begin(dir, "regress_mark_name_no_nul");
 		memset(&mk, 0x01, sizeof(mk));	/* no NUL anywhere, small numbers */

@@ -107,6 +107,10 @@ static void apply_slot(struct mw_account *a, const struct mw_slot *s)
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		mp->rss[m] += s->rss[m];
 	mp->faults += s->faults;
+	/* Threads changing the counters at once can misplace a few pages
+	 * between mappings (fault.bpf.h): check this one when quiet. */
+	if (a->kstate.reorders || a->concurrent)
+		mp->recheck = true;
 	mp->rss_peak = MW_MAX(mp->rss_peak, before + s->peak);
 	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
 }

@@ -30,6 +30,7 @@ struct mw_account {
 	bool need_resync;	/* the layout should be re-read from /proc */
 	uint64_t resyncs;
 	uint64_t reconciled;	/* mappings re-measured after a split */
+	bool concurrent;	/* the kernel saw concurrent RSS changes */
 	uint64_t vm_mismatches;	/* model VM != kernel VM after a record */
 	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
 	uint64_t lost_attr_faults;

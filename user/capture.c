@@ -191,6 +191,10 @@ void capture_untrack(struct mw_capture *c, pid_t pid)
 
 int capture_poll(struct mw_capture *c, int timeout_ms)
 {
+	/* Most records are written without a wakeup (see emit_rec()): read
+	 * the buffer itself, not only what epoll reports. */
+	if (timeout_ms == 0)
+		return ring_buffer__consume(c->rb);
 	return ring_buffer__poll(c->rb, timeout_ms);
 }
 

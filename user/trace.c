@@ -224,10 +224,25 @@ static bool handle_signal(struct session *s, int *forwarded)
  * ahead) get their RSS measured again once we have caught up with the
  * kernel: pagemap now, less what the attribution slots still hold for them.
  */
+/* The attribution slots' contents for keys inside [start, end). */
+static void slots_in(const struct mw_proc *k, uint64_t start, uint64_t end,
+		     int64_t out[MW_NR_MEMBERS])
+{
+	memset(out, 0, sizeof(int64_t) * MW_NR_MEMBERS);
+	for (int j = 0; j < MW_SLOTS; j++) {
+		const struct mw_slot *sl = &k->slots[j];
+
+		if (sl->vm_start < start || sl->vm_start >= end)
+			continue;
+		for (int mb = 0; mb < MW_NR_MEMBERS; mb++)
+			out[mb] += sl->rss[mb];
+	}
+}
+
 static void reconcile_splits(struct session *s)
 {
 	const struct mw_model *m = &s->acct->model;
-	struct mw_proc *k = NULL;
+	struct mw_proc *k = NULL, *k2 = NULL;
 	size_t n = 0;
 
 	for (size_t i = 0; i < m->nlive; i++)
@@ -235,32 +250,35 @@ static void reconcile_splits(struct session *s)
 	if (!n || !s->alive || s->acct->exited)
 		return;
 	k = mw_xcalloc(1, sizeof(*k));
+	k2 = mw_xcalloc(1, sizeof(*k2));
 	/* Caught up: every structural record the kernel emitted is applied. */
 	if (capture_proc_read(s->cap, s->pid, k) || k->seq != s->acct->last_seq)
 		goto out;
+	s->acct->concurrent |= k->reorders != 0;
 	for (size_t i = 0; i < m->nlive; i++) {
 		const struct mw_mapping *mp = m->live[i];
 		struct mw_reconcile rc = { .start = mp->start, .end = mp->end };
 		int other = mp->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
+		int64_t before[MW_NR_MEMBERS], after[MW_NR_MEMBERS];
 		uint64_t anon, file;
 
 		if (!mp->recheck || procfs_pagemap_rss(s->pid, mp->start, mp->end, &anon, &file))
 			continue;
-		rc.rss[MW_ANON] = anon;
-		rc.rss[other] = file;
-		for (int j = 0; j < MW_SLOTS; j++) {
-			const struct mw_slot *sl = &k->slots[j];
-
-			if (sl->vm_start < mp->start || sl->vm_start >= mp->end)
-				continue;
-			for (int mb = 0; mb < MW_NR_MEMBERS; mb++)
-				if (mb != MW_SWAP)
-					rc.rss[mb] -= sl->rss[mb];
-		}
+		/* The slots hold what the table has yet to receive; if they
+		 * moved while pagemap was read, the mapping is busy: later. */
+		slots_in(k, mp->start, mp->end, before);
+		if (capture_proc_read(s->cap, s->pid, k2) || k2->seq != k->seq)
+			break;
+		slots_in(k2, mp->start, mp->end, after);
+		if (memcmp(before, after, sizeof(before)))
+			continue;
+		rc.rss[MW_ANON] = (int64_t)anon - before[MW_ANON];
+		rc.rss[other] = (int64_t)file - before[other];
 		feed(s, &(struct mw_srec){ .kind = MW_S_RECONCILE, .len = sizeof(rc), .data = &rc });
 	}
 out:
 	free(k);
+	free(k2);
 }
 
 static void drain(struct session *s)
@@ -351,7 +369,7 @@ static int loop(struct session *s, int *cmd_status)
 	bool exited = false;
 
 	for (;;) {
-		n = wait_events(s, 100);
+		n = wait_events(s, 50);
 		if (n < 0 && n != -EINTR) {
 			mw_err("reading the ring buffer failed: %s", strerror(-n));
 			finish(s, false, -1);

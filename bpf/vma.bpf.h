@@ -166,6 +166,18 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* Bounds and flags only: the hot path's callback, a fraction of the
+ * verifier's work of the one that also builds paths. */
+static long vma_bounds_cb(struct task_struct *task, struct vm_area_struct *vma,
+			  struct vma_probe *pr)
+{
+	pr->found = 1;
+	pr->start = BPF_CORE_READ(vma, vm_start);
+	pr->end = BPF_CORE_READ(vma, vm_end);
+	pr->flags = BPF_CORE_READ(vma, vm_flags);
+	return 0;
+}
+
 /* The VMA containing addr, if any.  Returns 0, -ENOENT or -EBUSY. */
 static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 				   struct vma_probe *pr)
@@ -173,7 +185,8 @@ static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 	long err;
 
 	pr->found = 0;
-	err = bpf_find_vma(task, addr, vma_probe_cb, pr, 0);
+	err = pr->fill ? bpf_find_vma(task, addr, vma_probe_cb, pr, 0) :
+			 bpf_find_vma(task, addr, vma_bounds_cb, pr, 0);
 	if (err == -16 /* EBUSY */)
 		stat_inc(MW_STAT_FIND_BUSY);
 	return err;

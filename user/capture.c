@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* capture.c — load and attach the BPF programs, drain the ring buffer. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +63,7 @@ static bool find_cpu_offsets(struct mw_capture *c)
 	__u32 zero = 0;
 	bool ok = false;
 
-	if (feature_disabled("rss_raw") ||
-	    bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.cpu_offsets), &ro) || ro.retval)
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.cpu_offsets), &ro) || ro.retval)
 		return false;
 	o = mw_xcalloc(1, sizeof(*o));
 	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_offsets_map), &zero, o))
@@ -85,14 +85,8 @@ out:
 
 static int attach_rss(struct mw_capture *c)
 {
-	c->rss_raw = find_cpu_offsets(c);
-	if (c->rss_raw)
-		c->rss_link = bpf_program__attach(c->skel->progs.rss_stat_raw);
-	if (!c->rss_link) {
-		mw_dbg("RSS from the classic kmem:rss_stat tracepoint");
-		c->rss_raw = false;
-		c->rss_link = bpf_program__attach(c->skel->progs.rss_stat);
-	}
+	c->rss_link = bpf_program__attach(c->rss_raw ? c->skel->progs.rss_stat_raw :
+						      c->skel->progs.rss_stat);
 	return c->rss_link ? 0 : -errno;
 }
 
@@ -101,11 +95,11 @@ static void drop_missing_programs(struct mw_capture *c)
 {
 	struct memwatch_bpf *s = c->skel;
 
-	/* Both RSS programs load; attach_rss() picks one. */
+	/* One RSS program loads (each is a good part of the start-up time):
+	 * the raw one unless it is known not to work here. */
 	bpf_program__set_autoattach(s->progs.rss_stat, false);
 	bpf_program__set_autoattach(s->progs.rss_stat_raw, false);
-	if (!btf_tracepoint_exists("rss_stat"))
-		bpf_program__set_autoload(s->progs.rss_stat_raw, false);
+	bpf_program__set_autoload(c->rss_raw ? s->progs.rss_stat : s->progs.rss_stat_raw, false);
 
 	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault")) {
 		bpf_program__set_autoload(s->progs.page_fault_user, false);
@@ -113,6 +107,27 @@ static void drop_missing_programs(struct mw_capture *c)
 	} else if (!btf_tracepoint_exists("page_fault_kernel")) {
 		bpf_program__set_autoload(s->progs.page_fault_kernel, false);
 	}
+}
+
+static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
+{
+	int err;
+
+	c->skel = memwatch_bpf__open();
+	if (!c->skel) {
+		mw_err("cannot open the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	c->skel->rodata->tgid_self = getpid();
+	c->skel->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
+	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
+	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
+	drop_missing_programs(c);
+	err = memwatch_bpf__load(c->skel);
+	if (err)
+		mw_err("cannot load the BPF programs (%s); rerun with -vv for the verifier log",
+		       strerror(-err));
+	return err;
 }
 
 int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
@@ -124,23 +139,17 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->sink = o->sink;
 	c->sink_ctx = o->sink_ctx;
 	c->ncpus = libbpf_num_possible_cpus();
-	c->skel = memwatch_bpf__open();
-	if (!c->skel) {
-		mw_err("cannot open the BPF object: %s", strerror(errno));
-		goto fail;
+	c->rss_raw = btf_tracepoint_exists("rss_stat") && !feature_disabled("rss_raw");
+	err = open_and_load(c, o);
+	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
+		/* No per-CPU offsets: load again with the classic one. */
+		mw_dbg("RSS from the classic kmem:rss_stat tracepoint");
+		memwatch_bpf__destroy(c->skel);
+		c->rss_raw = false;
+		err = open_and_load(c, o);
 	}
-	c->skel->rodata->tgid_self = getpid();
-	c->skel->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
-	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
-	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
-	drop_missing_programs(c);
-
-	err = memwatch_bpf__load(c->skel);
-	if (err) {
-		mw_err("cannot load the BPF programs (%s); rerun with -vv for the verifier log",
-		       strerror(-err));
+	if (err)
 		goto fail;
-	}
 	err = memwatch_bpf__attach(c->skel);
 	if (!err)
 		err = attach_rss(c);
@@ -160,10 +169,42 @@ fail:
 	return code;
 }
 
+/*
+ * Detaching a uprobe waits for RCU grace periods, serialised in the kernel:
+ * half a second for a handful of USDT probes.  A child holding copies of
+ * every descriptor lets us return at once; when we exit, it exits, and the
+ * kernel releases the probes then.  Nothing is left attached either way.
+ */
+static void detach_in_background(struct mw_capture *c)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (!c->nmarker_links || pipe(fds))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char b;
+		int null = open("/dev/null", O_RDWR);
+
+		/* Hold no terminal or pipe a caller may wait on. */
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		close(fds[1]);
+		while (read(fds[0], &b, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(fds[0]);
+	/* fds[1] stays open until we exit: then the child does. */
+}
+
 void capture_close(struct mw_capture *c)
 {
 	if (!c)
 		return;
+	detach_in_background(c);
 	ring_buffer__free(c->rb);
 	bpf_link__destroy(c->rss_link);
 	for (size_t i = 0; i < c->nmarker_links; i++)

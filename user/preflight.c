@@ -112,16 +112,16 @@ bool tracepoint_exists(const char *group, const char *name)
 
 bool btf_tracepoint_exists(const char *name)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	/* Parsed once: a few MB, tens of milliseconds each time. */
+	static struct btf *btf;
 	char type[128];
-	bool found;
 
+	if (!btf)
+		btf = btf__load_vmlinux_btf();
 	if (!btf)
 		return false;
 	snprintf(type, sizeof(type), "btf_trace_%s", name);
-	found = btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return found;
+	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 }
 
 struct kernel_feature {

@@ -62,6 +62,15 @@ static long path_step(__u32 i, struct path_walk *w)
 	struct path_buf *pb;
 	__u32 zero = 0;
 
+	if (d == parent && d != root) {
+		/* A pseudo file's dentry is its own parent (d_alloc_pseudo:
+		 * shared anonymous memory, memfd, SysV shm): its name is all
+		 * of its path, as simple_dname() prints it. */
+		pb = bpf_map_lookup_elem(&pathbuf, &zero);
+		if (!pb || !path_prepend(pb->b, w))
+			w->vflags |= MW_VMA_PATH_TRUNC;
+		return 1;
+	}
 	if (d == root || d == parent) {
 		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
 

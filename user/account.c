@@ -332,8 +332,12 @@ static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
 
 		vma_state_from_bpf(use, i, &v);
 		mp = model_set_vma(&a->model, &v);
-		if (mp && v.has_file && (use->vmas[i].vflags & (MW_VMA_PATH_TRUNC | MW_VMA_PSEUDO)))
-			a->need_resync = true;	/* /proc has the full name */
+		/* /proc has the full name; pseudo files of shmem ("/dev/zero",
+		 * "/memfd:x", "/SYSV...") are named right already. */
+		if (mp && v.has_file && ((use->vmas[i].vflags & MW_VMA_PATH_TRUNC) ||
+					 ((use->vmas[i].vflags & MW_VMA_PSEUDO) &&
+					  mp->kind != MW_K_SHMEM)))
+			a->need_resync = true;
 	}
 	if (r->opflags & (MW_OPF_WALK_SHORT | MW_OPF_FIND_BUSY))
 		a->need_resync = true;

@@ -760,7 +760,8 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 			a->ended = true;
 			/* An exit ends the trace when it happened, not when we
 			 * noticed. */
-			a->end_ns = a->exit_ns && e->how == MW_END_EXITED ? a->exit_ns : e->ts;
+			a->end_ns = a->exit_ns && e->how == MW_END_EXITED ?
+				    MW_MIN(a->exit_ns, e->ts) : e->ts;
 			finish_phases(a);
 			if (e->how == MW_END_EXITED)
 				a->exited = true;

@@ -72,11 +72,51 @@ int launch_start(char *const argv[], pid_t *pidp)
 
 int launch_resume(pid_t pid)
 {
-	if (ptrace(PTRACE_DETACH, pid, NULL, NULL)) {
+	/* No PTRACE_O_EXITKILL: if memwatch dies, the kernel detaches and
+	 * the command runs on. */
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL)) {
 		mw_err("cannot resume PID %d: %s", pid, strerror(errno));
 		return -errno;
 	}
 	return 0;
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+enum launch_event launch_poll(pid_t pid, int *status, bool block)
+{
+	pid_t r;
+	int sig;
+
+	for (;;) {
+		do
+			r = waitpid(pid, status, block ? 0 : WNOHANG);
+		while (r < 0 && errno == EINTR);
+		if (r != pid)
+			return LAUNCH_NOTHING;
+		if (WIFEXITED(*status) || WIFSIGNALED(*status))
+			return LAUNCH_GONE;
+		if (!WIFSTOPPED(*status))
+			continue;
+		sig = WSTOPSIG(*status);
+		if (sig == SIGTRAP && (*status >> 16) == PTRACE_EVENT_EXIT)
+			return LAUNCH_AT_EXIT;
+		if (sig == SIGTRAP)
+			sig = 0;	/* after a later execve: ours, not its */
+		if (is_stop_signal(sig))
+			ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)sig);
+		else
+			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+	}
+}
+
+void launch_continue(pid_t pid)
+{
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
 }
 
 int launch_exit_code(int wait_status)

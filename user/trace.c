@@ -38,6 +38,11 @@ static void on_signal(int sig)
 	nsignals++;
 }
 
+/* SIGCHLD only interrupts poll(): a child held at its exit is served now. */
+static void on_child(int sig)
+{
+}
+
 #define MAX_ORACLE_PER_RECORD 16
 
 struct session {
@@ -46,6 +51,7 @@ struct session {
 	struct mw_capture *cap;
 	pid_t pid;
 	bool alive;		/* the process still exists */
+	uint64_t exit_stop_ns;	/* when the command was held at its exit */
 	/* pagemap answers given while analysing the current record: a
 	 * recording stores them ahead of it, for replay */
 	struct mw_oracle_ans answers[MAX_ORACLE_PER_RECORD];
@@ -124,6 +130,8 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);	/* a closed stdout is a write error */
 }
 
@@ -191,18 +199,27 @@ static int start_target(struct session *s, const struct trace_opts *o)
 }
 
 /* '-- CMD': reap the child when it exits; returns true once it has. */
+static void catch_up(struct session *s);
+
 static bool reap_child(struct session *s, int *status, bool block)
 {
-	pid_t r;
-
-	do
-		r = waitpid(s->pid, status, block ? 0 : WNOHANG);
-	while (r < 0 && errno == EINTR);
-	if (r == s->pid && (WIFEXITED(*status) || WIFSIGNALED(*status))) {
-		s->alive = false;
-		return true;
+	for (;;) {
+		switch (launch_poll(s->pid, status, block)) {
+		case LAUNCH_GONE:
+			s->alive = false;
+			return true;
+		case LAUNCH_AT_EXIT:
+			/* Exiting, address space intact: everything it did is
+			 * in the buffer now; take it all in, then let it go. */
+			if (!s->exit_stop_ns)
+				s->exit_stop_ns = mw_now_ns();
+			catch_up(s);
+			launch_continue(s->pid);
+			break;
+		default:
+			return false;
+		}
 	}
-	return false;
 }
 
 /* In '-- CMD' mode signals go on to the command (as the terminal's SIGINT
@@ -287,6 +304,15 @@ static void drain(struct session *s)
 		;
 }
 
+/* The process is held (at its exit): apply everything, correct the layout
+ * and the RSS of re-checked mappings while /proc still shows them. */
+static void catch_up(struct session *s)
+{
+	drain(s);
+	feed_seed(s, MW_SEED_RESYNC);	/* names and layout, as /proc has them */
+	reconcile_splits(s);
+}
+
 /* Files still mapped whose name is gone now show "(deleted)" in /proc. */
 static void note_unlinked_files(struct session *s)
 {
@@ -312,7 +338,8 @@ static void finish(struct session *s, bool exited, int status)
 		.pid = s->pid,
 		.how = exited ? MW_END_EXITED : MW_END_DETACHED,
 		.wait_status = status,
-		.ts = mw_now_ns(),
+		/* Held at its exit, the process ended when it got there. */
+		.ts = exited && s->exit_stop_ns ? s->exit_stop_ns : mw_now_ns(),
 	};
 
 	drain(s);

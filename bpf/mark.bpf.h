@@ -48,7 +48,7 @@ static __always_inline void emit_mark(struct mw_proc *p, __u32 tgid, __u32 kind,
 		p->phase_rss_peak = p->rss[MW_FILE] + p->rss[MW_ANON] + p->rss[MW_SHMEM];
 	}
 	hdr_fill(&m->hdr, MW_REC_MARK, tgid, __sync_add_and_fetch(&p->seq, 1));
-	emit(p, m, sizeof(*m));
+	emit_rec(p, m, sizeof(*m), true);
 }
 
 /* A marker in the traced process: its own mm says what VM is right now. */

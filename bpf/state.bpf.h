@@ -111,15 +111,30 @@ static __always_inline union mw_scratch *scratch_get(__u32 idx)
 	return bpf_map_lookup_elem(&scratch, &idx);
 }
 
-/* Emit 'size' bytes of 'rec'; a full buffer is counted, never silent. */
-static __always_inline int emit(struct mw_proc *p, void *rec, __u64 size)
+/* Wake the loader only when this much is waiting (it reads the buffer every
+ * 50 ms anyway): a wakeup per record costs the traced process microseconds.
+ * 0: every record (set by the loader when it cannot hold the process at its
+ * exit to catch up, i.e. with -p). */
+const volatile __u64 wake_bytes = 0;
+
+/* Emit 'size' bytes of 'rec'; a full buffer is counted, never silent.
+ * urgent: exec, exit and markers, which the loader acts on at once. */
+static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bool urgent)
 {
-	if (bpf_ringbuf_output(&rb, rec, size, 0)) {
+	__u64 flags = urgent || bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wake_bytes ?
+		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_output(&rb, rec, size, flags)) {
 		stat_inc(MW_STAT_RB_LOST);
 		__sync_fetch_and_add(&p->lost, 1);
 		return -1;
 	}
 	return 0;
+}
+
+static __always_inline int emit(struct mw_proc *p, void *rec, __u64 size)
+{
+	return emit_rec(p, rec, size, false);
 }
 
 static __always_inline void hdr_fill(struct mw_rec_hdr *h, __u32 type,

@@ -25,7 +25,7 @@ static __always_inline void task_record(struct mw_proc *p, __u32 tgid,
 	rec->exit_code = BPF_CORE_READ(task, exit_code);
 	rec->total_vm = p->total_vm;
 	hdr_fill(&rec->hdr, type, tgid, __sync_add_and_fetch(&p->seq, 1));
-	emit(p, rec, sizeof(*rec));
+	emit_rec(p, rec, sizeof(*rec), true);
 }
 
 SEC("tp_btf/sched_process_exec")

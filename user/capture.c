@@ -120,6 +120,7 @@ static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
 	}
 	c->skel->rodata->tgid_self = getpid();
 	c->skel->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
+	c->skel->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
 	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
 	drop_missing_programs(c);

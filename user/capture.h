@@ -7,6 +7,7 @@
 #ifndef MW_CAPTURE_H
 #define MW_CAPTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,7 @@ typedef void (*mw_sink_fn)(void *ctx, const struct mw_srec *r);
 struct mw_capture_opts {
 	size_t max_procs;	/* entries in the 'procs' map */
 	size_t ringbuf_bytes;	/* power of two, >= 4096 */
+	bool batch_wakeups;	/* wake only per ringbuf_bytes/8 (see state.bpf.h) */
 	mw_sink_fn sink;
 	void *sink_ctx;
 };

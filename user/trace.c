@@ -310,6 +310,9 @@ static void catch_up(struct session *s)
 {
 	drain(s);
 	feed_seed(s, MW_SEED_RESYNC);	/* names and layout, as /proc has them */
+	/* Every mapping's RSS, measured while it is still there. */
+	for (size_t i = 0; i < s->acct->model.nlive; i++)
+		s->acct->model.live[i]->recheck = true;
 	reconcile_splits(s);
 }
 
@@ -444,6 +447,8 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	struct mw_capture_opts co = {
 		.max_procs = o->max_procs,
 		.ringbuf_bytes = o->ringbuf_bytes,
+		/* '-- CMD' is held at its exit to catch up: records can wait. */
+		.batch_wakeups = o->cmd != NULL,
 		.sink = sink,
 		.sink_ctx = &s,
 	};

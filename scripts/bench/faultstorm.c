@@ -11,35 +11,9 @@
  * the last munmap, so a tracer's own start-up and tear-down are not in it.
  */
 #define _GNU_SOURCE
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/mman.h>
-#include <time.h>
 
-#define PAGE 4096UL
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static unsigned long arg(int argc, char **argv, int i, unsigned long def)
-{
-	char *end;
-	unsigned long v;
-
-	if (i >= argc)
-		return def;
-	v = strtoul(argv[i], &end, 0);
-	if (*end || !v) {
-		fprintf(stderr, "faultstorm: bad argument '%s'\n", argv[i]);
-		exit(2);
-	}
-	return v;
-}
+#include "bench.h"
 
 int main(int argc, char **argv)
 {

@@ -14,37 +14,11 @@
  * (the loop only, not process start-up or exit).
  */
 #define _GNU_SOURCE
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
-#define PAGE 4096UL
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static unsigned long arg(int argc, char **argv, int i, unsigned long def)
-{
-	char *end;
-	unsigned long v;
-
-	if (i >= argc)
-		return def;
-	v = strtoul(argv[i], &end, 0);
-	if (*end || !v) {
-		fprintf(stderr, "mapchurn: bad argument '%s'\n", argv[i]);
-		exit(2);
-	}
-	return v;
-}
+#include "bench.h"
 
 /* The raw syscall: glibc's sbrk caches the break and may skip the call. */
 static char *raw_brk(char *addr)

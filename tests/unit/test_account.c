@@ -18,6 +18,7 @@
 #include "account.h"
 #include "classify.h"
 #include "model.h"
+#include "records.h"
 #include "unit.h"
 
 #define P	4096ull
@@ -26,9 +27,6 @@
 #define RX	(MW_VM_READ | MW_VM_EXEC)
 #define SHR	(MW_VM_SHARED | MW_VM_MAYSHARE)
 
-#define SB	0x555555560000ull	/* start_brk */
-#define BRK	0x555555581000ull
-#define SSTACK	0x7ffd00020a50ull
 #define ANON1M	0x7f0000000000ull	/* a 1 MiB anonymous mapping */
 #define MEMFD	0x7f0000200000ull
 #define TAG	0x7f0000500000ull	/* [anon:tag], one page */
@@ -128,42 +126,6 @@ static const char mountinfo_seed[] =
 
 /* ---- record builders ------------------------------------------------------- */
 
-static void feed_exact(struct mw_account *a, uint32_t kind, const void *data, size_t len)
-{
-	void *copy = malloc(len ? len : 1);
-
-	if (!copy)
-		abort();
-	memcpy(copy, data, len);
-	account_feed(a, &(struct mw_srec){ .kind = kind, .len = (uint32_t)len, .data = copy });
-	free(copy);
-}
-
-static void feed_seed(struct mw_account *a, uint32_t mode, uint64_t ts,
-		      uint64_t start_brk, uint64_t brk, uint64_t start_stack,
-		      const char *maps, const char *mounts, const char *comm)
-{
-	size_t ml = strlen(maps), mil = mounts ? strlen(mounts) : 0;
-	size_t len = sizeof(struct mw_seed) + ml + mil;
-	struct mw_seed *s = calloc(1, len);
-
-	s->pid = a->pid;
-	s->mode = mode;
-	s->ts = ts;
-	s->start_brk = start_brk;
-	s->brk = brk;
-	s->start_stack = start_stack;
-	s->maps_len = ml;
-	s->mountinfo_len = mil;
-	if (comm)
-		strncpy(s->comm, comm, sizeof(s->comm) - 1);
-	memcpy(s + 1, maps, ml);
-	if (mil)
-		memcpy((char *)(s + 1) + ml, mounts, mil);
-	feed_exact(a, MW_S_SEED, s, len);
-	free(s);
-}
-
 /* The seed's layout as /proc/PID/maps shows it (header lines only). */
 static const char *seed_maps(void)
 {
@@ -191,105 +153,7 @@ static const char *seed_maps(void)
 /* A freshly attached account: the seed above, 12 mappings, 355 pages. */
 static void attach(struct mw_account *a)
 {
-	account_init(a, 4242, 0);
-	feed_seed(a, MW_SEED_ATTACH, 1000, SB, BRK, SSTACK, smaps_seed, mountinfo_seed, "app");
-}
-
-static struct mw_op_rec *op_new(uint32_t op, uint32_t seq, uint64_t ts,
-				uint64_t start, uint64_t end, uint64_t total_vm)
-{
-	struct mw_op_rec *r = calloc(1, sizeof(*r));
-
-	r->hdr.type = MW_REC_OP;
-	r->hdr.tgid = 4242;
-	r->hdr.tid = 4242;
-	r->hdr.seq = seq;
-	r->hdr.ts = ts;
-	r->op = op;
-	r->start = start;
-	r->end = end;
-	r->total_vm = total_vm;
-	/* What BPF reads from the mm after every syscall. */
-	r->start_brk = SB;
-	r->brk = BRK;
-	r->start_stack = SSTACK;
-	return r;
-}
-
-static void op_vma(struct mw_op_rec *r, uint64_t start, uint64_t end, uint64_t flags)
-{
-	struct mw_vma *v = &r->vmas[r->nr_vmas++];
-
-	v->start = start;
-	v->end = end;
-	v->flags = flags;
-}
-
-static void op_file_vma(struct mw_op_rec *r, uint64_t start, uint64_t end, uint64_t flags,
-			uint64_t pgoff_pages, uint32_t major, uint32_t minor, uint64_t ino,
-			uint32_t vflags, const char *path)
-{
-	uint32_t i = r->nr_vmas;
-
-	op_vma(r, start, end, flags);
-	r->vmas[i].pgoff = pgoff_pages;
-	r->vmas[i].dev = major << 20 | minor;
-	r->vmas[i].ino = ino;
-	r->vmas[i].vflags = MW_VMA_FILE | vflags;
-	strncpy(r->paths[i], path, MW_PATH_LEN - 1);
-	r->nr_paths = i + 1;
-}
-
-/* The length BPF emits (syscalls.bpf.h): paths only up to the last file VMA. */
-static size_t op_len(const struct mw_op_rec *r)
-{
-	if (r->nr_paths >= MW_MAX_VMAS)
-		return sizeof(*r);
-	return offsetof(struct mw_op_rec, paths) + (size_t)r->nr_paths * MW_PATH_LEN;
-}
-
-static void feed_op(struct mw_account *a, struct mw_op_rec *r)
-{
-	feed_exact(a, MW_S_BPF, r, op_len(r));
-	free(r);
-}
-
-static struct mw_deltas_rec *deltas_new(uint32_t seq, uint64_t ts)
-{
-	struct mw_deltas_rec *d = calloc(1, sizeof(*d));
-
-	d->hdr.type = MW_REC_DELTAS;
-	d->hdr.tgid = 4242;
-	d->hdr.seq = seq;
-	d->hdr.ts = ts;
-	return d;
-}
-
-static void slot_set(struct mw_slot *s, uint64_t vm_start, int64_t file, int64_t anon,
-		     int64_t swap, int64_t shmem, int64_t peak, uint64_t faults)
-{
-	s->vm_start = vm_start;
-	s->rss[MW_FILE] = file;
-	s->rss[MW_ANON] = anon;
-	s->rss[MW_SWAP] = swap;
-	s->rss[MW_SHMEM] = shmem;
-	s->total = file + anon + shmem;
-	s->peak = peak;
-	s->faults = faults;
-}
-
-static void deltas_add(struct mw_deltas_rec *d, uint64_t vm_start, int64_t file,
-		       int64_t anon, int64_t swap, int64_t shmem, int64_t peak,
-		       uint64_t faults)
-{
-	slot_set(&d->slots[d->nr++], vm_start, file, anon, swap, shmem, peak, faults);
-}
-
-static void feed_deltas(struct mw_account *a, struct mw_deltas_rec *d)
-{
-	feed_exact(a, MW_S_BPF, d, offsetof(struct mw_deltas_rec, slots) +
-		   (size_t)d->nr * sizeof(struct mw_slot));
-	free(d);
+	attach_seed(a, smaps_seed, mountinfo_seed);
 }
 
 static void feed_task(struct mw_account *a, uint32_t type, uint32_t seq, uint64_t ts,
@@ -298,21 +162,11 @@ static void feed_task(struct mw_account *a, uint32_t type, uint32_t seq, uint64_
 	struct mw_task_rec t;
 
 	memset(&t, 0, sizeof(t));
-	t.hdr.type = type;
-	t.hdr.tgid = 4242;
-	t.hdr.seq = seq;
-	t.hdr.ts = ts;
+	t.hdr = rec_hdr(type, 0, seq, ts);
 	if (comm)
 		memcpy(t.comm, comm, strlen(comm) < sizeof(t.comm) ? strlen(comm) : sizeof(t.comm));
 	t.exit_code = exit_code;
 	feed_exact(a, MW_S_BPF, &t, sizeof(t));
-}
-
-static struct mw_mapping *at(struct mw_account *a, uint64_t addr)
-{
-	long i = model_find(&a->model, addr);
-
-	return i < 0 ? NULL : a->model.live[i];
 }
 
 static struct mw_mapping *last_dead(struct mw_account *a)
@@ -761,12 +615,8 @@ TEST(munmap_part)
 	feed_deltas(&a, d);
 
 	/* Unmap the last 5 of its 15 pages; the kernel freed 2 resident. */
-	r = op_new(MW_OP_MUNMAP, 2, 6000, NEWMAP + 0xa000, NEWMAP + 0xf000, SEED_VM_PAGES + 10);
-	r->args[0] = NEWMAP + 0xa000;
-	r->args[1] = 0x5000;
-	r->rss_delta[MW_ANON] = -2 * (int64_t)P;
-	feed_exact(&a, MW_S_BPF, r, offsetof(struct mw_op_rec, paths));
-	free(r);
+	r = munmap_new(2, 6000, NEWMAP + 0xa000, NEWMAP + 0xf000, 2 * P, SEED_VM_PAGES + 10);
+	feed_op(&a, r);
 
 	kept = at(&a, NEWMAP);
 	dead = last_dead(&a);
@@ -858,6 +708,24 @@ TEST(munmap_several_pieces_exact)
 
 /* ---- mremap ------------------------------------------------------------------- */
 
+/* mremap(old, old_len, new_len, flags) that returned @to, as record 1 at
+ * ts 5000: the mapping is now [to, to + new_len), the process @total_vm
+ * pages.  The caller adds the VMAs. */
+static struct mw_op_rec *mremap_new(uint64_t old, uint64_t old_len, uint64_t new_len,
+				    uint64_t flags, uint64_t to, uint64_t total_vm)
+{
+	struct mw_op_rec *r = op_new(MW_OP_MREMAP, 1, 5000, to, to + new_len, total_vm);
+
+	r->args[0] = old;
+	r->args[1] = old_len;
+	r->args[2] = new_len;
+	r->args[3] = flags;
+	r->ret = (int64_t)to;
+	r->start2 = old;
+	r->end2 = old + old_len;
+	return r;
+}
+
 TEST(mremap_move)
 {
 	struct mw_account a;
@@ -869,15 +737,9 @@ TEST(mremap_move)
 	before = at(&a, ANON1M);
 	before->faults = 7;
 	before->requested = 0x100000;
-	r = op_new(MW_OP_MREMAP, 1, 5000, NEW, NEW + 0x100000, SEED_VM_PAGES);
-	r->args[0] = ANON1M;
-	r->args[1] = 0x100000;
-	r->args[2] = 0x100000;
-	r->args[3] = 3;		/* MREMAP_MAYMOVE | MREMAP_FIXED */
+	/* MREMAP_MAYMOVE | MREMAP_FIXED */
+	r = mremap_new(ANON1M, 0x100000, 0x100000, 3, NEW, SEED_VM_PAGES);
 	r->args[4] = NEW;
-	r->ret = NEW;
-	r->start2 = ANON1M;
-	r->end2 = ANON1M + 0x100000;
 	op_vma(r, NEW, NEW + 0x100000, RW);
 	feed_op(&a, r);
 	CHECK(at(&a, ANON1M) == NULL);
@@ -908,13 +770,7 @@ TEST(mremap_move_over_mapping)
 
 	attach(&a);
 	victim = at(&a, TAG);
-	r = op_new(MW_OP_MREMAP, 1, 5000, TAG, TAG + P, SEED_VM_PAGES - 1);
-	r->args[0] = 0x7f0000300000;
-	r->args[1] = P;
-	r->args[2] = P;
-	r->args[3] = 3;
-	r->start2 = 0x7f0000300000;
-	r->end2 = 0x7f0000300000 + P;
+	r = mremap_new(0x7f0000300000, P, P, 3, TAG, SEED_VM_PAGES - 1);
 	op_file_vma(r, TAG, TAG + P, RW | SHR, 0, 0, 25, 77, 0, "/dev/shm/seg");
 	feed_op(&a, r);
 	CHECK_EQ_U64(a.model.ndead, 1);
@@ -941,13 +797,7 @@ TEST(mremap_shrink)
 
 	attach(&a);
 	before = at(&a, ANON1M);
-	r = op_new(MW_OP_MREMAP, 1, 5000, ANON1M, ANON1M + 0x40000, SEED_VM_PAGES - 192);
-	r->args[0] = ANON1M;
-	r->args[1] = 0x100000;
-	r->args[2] = 0x40000;
-	r->ret = ANON1M;
-	r->start2 = ANON1M;
-	r->end2 = ANON1M + 0x100000;
+	r = mremap_new(ANON1M, 0x100000, 0x40000, 0, ANON1M, SEED_VM_PAGES - 192);
 	r->rss_delta[MW_ANON] = -10 * (int64_t)P;
 	op_vma(r, ANON1M, ANON1M + 0x40000, RW);
 	feed_op(&a, r);
@@ -979,13 +829,7 @@ TEST(mremap_grow_in_place)
 
 	attach(&a);
 	before = at(&a, TAG);
-	r = op_new(MW_OP_MREMAP, 1, 5000, TAG, TAG + 3 * P, SEED_VM_PAGES + 2);
-	r->args[0] = TAG;
-	r->args[1] = P;
-	r->args[2] = 3 * P;
-	r->ret = TAG;
-	r->start2 = TAG;
-	r->end2 = TAG + P;
+	r = mremap_new(TAG, P, 3 * P, 0, TAG, SEED_VM_PAGES + 2);
 	op_vma(r, TAG, TAG + 3 * P, RW);
 	feed_op(&a, r);
 	mp = at(&a, TAG + 2 * P);
@@ -1010,14 +854,8 @@ TEST(mremap_dontunmap)
 
 	attach(&a);
 	before = at(&a, ANON1M);
-	r = op_new(MW_OP_MREMAP, 1, 5000, NEW, NEW + 0x100000, SEED_VM_PAGES + 256);
-	r->args[0] = ANON1M;
-	r->args[1] = 0x100000;
-	r->args[2] = 0x100000;
-	r->args[3] = 1 | 4;	/* MREMAP_MAYMOVE | MREMAP_DONTUNMAP */
-	r->ret = NEW;
-	r->start2 = ANON1M;
-	r->end2 = ANON1M + 0x100000;
+	/* MREMAP_MAYMOVE | MREMAP_DONTUNMAP */
+	r = mremap_new(ANON1M, 0x100000, 0x100000, 1 | 4, NEW, SEED_VM_PAGES + 256);
 	op_vma(r, NEW, NEW + 0x100000, RW);
 	op_vma(r, ANON1M, ANON1M + 0x100000, RW);
 	feed_op(&a, r);

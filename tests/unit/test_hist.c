@@ -94,34 +94,31 @@ TEST(add_counts)
 	CHECK_EQ_U64(sum, 9);
 }
 
+/* Slot @s holds the values @want_lo to @want_hi. */
+static void check_bounds(int s, uint64_t want_lo, uint64_t want_hi)
+{
+	uint64_t lo, hi;
+	bool ok;
+
+	hist_bounds(s, &lo, &hi);
+	ok = CHECK_EQ_U64(lo, want_lo);
+	ok &= CHECK_EQ_U64(hi, want_hi);
+	if (!ok)
+		fprintf(stderr, "  slot %d\n", s);
+}
+
 TEST(bounds)
 {
 	uint64_t lo, hi;
 
-	hist_bounds(0, &lo, &hi);
-	CHECK_EQ_U64(lo, 0);
-	CHECK_EQ_U64(hi, 0);
-	hist_bounds(1, &lo, &hi);
-	CHECK_EQ_U64(lo, 1);
-	CHECK_EQ_U64(hi, 1);
-	hist_bounds(2, &lo, &hi);
-	CHECK_EQ_U64(lo, 2);
-	CHECK_EQ_U64(hi, 3);
-	hist_bounds(3, &lo, &hi);
-	CHECK_EQ_U64(lo, 4);
-	CHECK_EQ_U64(hi, 7);
-	hist_bounds(10, &lo, &hi);
-	CHECK_EQ_U64(lo, 512);
-	CHECK_EQ_U64(hi, 1023);
-	hist_bounds(11, &lo, &hi);
-	CHECK_EQ_U64(lo, 1024);
-	CHECK_EQ_U64(hi, 2047);
-	hist_bounds(63, &lo, &hi);
-	CHECK_EQ_U64(lo, 1ull << 62);
-	CHECK_EQ_U64(hi, (1ull << 63) - 1);
-	hist_bounds(64, &lo, &hi);
-	CHECK_EQ_U64(lo, 1ull << 63);
-	CHECK_EQ_U64(hi, UINT64_MAX);
+	check_bounds(0, 0, 0);
+	check_bounds(1, 1, 1);
+	check_bounds(2, 2, 3);
+	check_bounds(3, 4, 7);
+	check_bounds(10, 512, 1023);
+	check_bounds(11, 1024, 2047);
+	check_bounds(63, 1ull << 62, (1ull << 63) - 1);
+	check_bounds(64, 1ull << 63, UINT64_MAX);
 
 	/* Adjacent slots tile the whole range with no gap or overlap. */
 	for (int i = 1; i < MW_HIST_SLOTS; i++) {
@@ -134,32 +131,37 @@ TEST(bounds)
 	}
 }
 
+/* hist_range() of @h: slots @want_first to @want_last in use, or with
+ * -1, -1 none (and it says so). */
+static void check_range(const struct mw_hist *h, int want_first, int want_last)
+{
+	int first = 7, last = 7;
+	bool ok;
+
+	ok = CHECK(!!hist_range(h, &first, &last) == (want_first >= 0));
+	ok &= CHECK_EQ_INT(first, want_first);
+	ok &= CHECK_EQ_INT(last, want_last);
+	if (!ok)
+		fprintf(stderr, "  want slots %d to %d\n", want_first, want_last);
+}
+
 TEST(range)
 {
 	struct mw_hist h;
-	int first = 7, last = 7;
 
 	memset(&h, 0, sizeof(h));
-	CHECK(!hist_range(&h, &first, &last));
-	CHECK_EQ_INT(first, -1);
-	CHECK_EQ_INT(last, -1);
+	check_range(&h, -1, -1);
 
 	hist_add(&h, 100);		/* slot 7 */
-	CHECK(hist_range(&h, &first, &last));
-	CHECK_EQ_INT(first, 7);
-	CHECK_EQ_INT(last, 7);
+	check_range(&h, 7, 7);
 
 	hist_add(&h, 5);		/* slot 3 */
 	hist_add(&h, 70000);		/* slot 17 */
-	CHECK(hist_range(&h, &first, &last));
-	CHECK_EQ_INT(first, 3);
-	CHECK_EQ_INT(last, 17);
+	check_range(&h, 3, 17);
 
 	hist_add(&h, 0);
 	hist_add(&h, UINT64_MAX);
-	CHECK(hist_range(&h, &first, &last));
-	CHECK_EQ_INT(first, 0);
-	CHECK_EQ_INT(last, 64);
+	check_range(&h, 0, 64);
 }
 
 /* ---- printing ------------------------------------------------------------- */
@@ -196,6 +198,19 @@ static void check_lines(const char *got, const char *const *want, size_t n)
 	}
 	CHECK_EQ_U64(i, n);
 	CHECK_STR(p, "");	/* nothing after the last expected line */
+}
+
+/* Print @h in @unit and compare with the lines of the array @want. */
+#define CHECK_PRINT(h, unit, want) \
+	check_print((h), (unit), (want), sizeof(want) / sizeof((want)[0]))
+
+static void check_print(const struct mw_hist *h, const char *unit,
+			const char *const *want, size_t n)
+{
+	char *out = print_to_string(h, unit);
+
+	check_lines(out, want, n);
+	free(out);
 }
 
 #define STARS40 "****************************************"
@@ -235,7 +250,6 @@ TEST(print_small)
 TEST(print_gap_and_scale)
 {
 	struct mw_hist h;
-	char *out;
 	static const char *const want[] = {
 		"              usecs      : count    distribution",
 		"      1024 -> 2047       : 3        |*************                           |",
@@ -251,15 +265,12 @@ TEST(print_gap_and_scale)
 	for (int i = 0; i < 9; i++)
 		hist_add(&h, 8192 + i * 900);
 	hist_add(&h, 20000);
-	out = print_to_string(&h, "usecs");
-	check_lines(out, want, sizeof(want) / sizeof(want[0]));
-	free(out);
+	CHECK_PRINT(&h, "usecs", want);
 }
 
 TEST(print_one_slot_and_long_unit)
 {
 	struct mw_hist h;
-	char *out;
 	static const char *const want[] = {
 		"              kilobytes-x : count    distribution",
 		"     65536 -> 131071     : 123456789 |" STARS40 "|",
@@ -268,15 +279,12 @@ TEST(print_one_slot_and_long_unit)
 	memset(&h, 0, sizeof(h));
 	h.slot[17] = 123456789;
 	h.count = 123456789;
-	out = print_to_string(&h, "kilobytes-x");
-	check_lines(out, want, sizeof(want) / sizeof(want[0]));
-	free(out);
+	CHECK_PRINT(&h, "kilobytes-x", want);
 }
 
 TEST(print_top_slot)
 {
 	struct mw_hist h;
-	char *out;
 	static const char *const want[] = {
 		"              bytes      : count    distribution",
 		"9223372036854775808 -> 18446744073709551615 : 2        |" STARS40 "|",
@@ -285,9 +293,7 @@ TEST(print_top_slot)
 	memset(&h, 0, sizeof(h));
 	hist_add(&h, 1ull << 63);
 	hist_add(&h, UINT64_MAX);
-	out = print_to_string(&h, "bytes");
-	check_lines(out, want, sizeof(want) / sizeof(want[0]));
-	free(out);
+	CHECK_PRINT(&h, "bytes", want);
 }
 
 TEST(print_empty)

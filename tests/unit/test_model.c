@@ -56,6 +56,15 @@ static void set_rss(struct mw_mapping *mp, int64_t file, int64_t anon,
 	mp->rss[MW_SHMEM] = shmem;
 }
 
+/* What a mapping went through: @faults, @requested bytes, RSS peak @rss_peak. */
+static void set_history(struct mw_mapping *mp, uint64_t faults, uint64_t requested,
+			int64_t rss_peak)
+{
+	mp->faults = faults;
+	mp->requested = requested;
+	mp->rss_peak = rss_peak;
+}
+
 /* A fake pagemap: fixed answers for exact ranges, -ENOENT for anything else
  * (or 'err' for everything when set); every query is recorded. */
 struct fake_oracle {
@@ -221,9 +230,7 @@ TEST(set_vma_same_range_is_idempotent)
 	model_init(&m, 0);
 	mp = add_vma(&m, 0x10000, 0x14000, RW, NULL, false);
 	set_rss(mp, 0, 3 * P, P, 0);
-	mp->faults = 5;
-	mp->requested = 4 * P;
-	mp->rss_peak = 3 * P;
+	set_history(mp, 5, 4 * P, 3 * P);
 	again = add_vma(&m, 0x10000, 0x14000, RW, NULL, false);
 	CHECK(again == mp);
 	CHECK_EQ_U64(m.nlive, 1);
@@ -250,9 +257,7 @@ TEST(carve_middle_proportional)
 	mp = add_vma(&m, A, A + 4 * P, RX, "/usr/lib/libfoo.so", true);
 	mp->pgoff = 0x5000;
 	set_rss(mp, 4 * P, 0, 0, 0);
-	mp->faults = 40;
-	mp->requested = 4 * P;
-	mp->rss_peak = 4 * P;
+	set_history(mp, 40, 4 * P, 4 * P);
 
 	model_carve(&m, A + P, A + 3 * P, &out);
 	if (!CHECK_EQ_U64(out.n, 1))
@@ -465,6 +470,17 @@ TEST(set_vma_merge_peak_is_max)
 
 /* ---- mprotect-like splits ------------------------------------------------ */
 
+/* What the mprotect splits split: [a, a + 8 pages), 5 pages resident and 2
+ * swapped out, after 8 faults and 8 pages asked for, at most 6 resident. */
+static struct mw_mapping *split_victim(struct mw_model *m, uint64_t a)
+{
+	struct mw_mapping *mp = add_vma(m, a, a + 8 * P, RW, NULL, false);
+
+	set_rss(mp, 0, 5 * P, 2 * P, 0);
+	set_history(mp, 8, 8 * P, 6 * P);
+	return mp;
+}
+
 TEST(mprotect_split_proportional)
 {
 	struct mw_model m;
@@ -472,11 +488,7 @@ TEST(mprotect_split_proportional)
 	const uint64_t A = 0x7f2000000000;
 
 	model_init(&m, 0);
-	mp = add_vma(&m, A, A + 8 * P, RW, NULL, false);
-	set_rss(mp, 0, 5 * P, 2 * P, 0);
-	mp->faults = 8;
-	mp->requested = 8 * P;
-	mp->rss_peak = 6 * P;
+	mp = split_victim(&m, A);
 
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	if (!CHECK_EQ_U64(m.nlive, 3))
@@ -534,17 +546,13 @@ TEST(mprotect_split_oracle)
 {
 	struct mw_model m;
 	struct fake_oracle o = { 0 };
-	struct mw_mapping *mp, *l, *mid, *r;
+	struct mw_mapping *l, *mid, *r;
 	const uint64_t A = 0x7f3000000000;
 
 	model_init(&m, 0);
 	use_oracle(&m, &o);
-	mp = add_vma(&m, A, A + 8 * P, RW, NULL, false);
+	split_victim(&m, A);
 	CHECK_EQ_INT(o.calls, 0);	/* nothing to divide yet */
-	set_rss(mp, 0, 5 * P, 2 * P, 0);
-	mp->faults = 8;
-	mp->requested = 8 * P;
-	mp->rss_peak = 6 * P;
 	oracle_answer(&o, A, A + 2 * P, 2 * P, 0);
 	oracle_answer(&o, A + 4 * P, A + 8 * P, P, 0);
 
@@ -833,33 +841,28 @@ TEST(add_rss_peak)
 
 /* ---- names and perms -------------------------------------------------------- */
 
-TEST(perms)
+/* mapping_perms() of a mapping with @flags. */
+static void check_perms(uint64_t flags, const char *want)
 {
-	struct mw_mapping mp = { 0 };
+	struct mw_mapping mp = { .flags = flags };
 	char p[5];
 
 	mapping_perms(&mp, p);
-	CHECK_STR(p, "---p");
-	mp.flags = MW_VM_READ | MW_VM_WRITE;
-	mapping_perms(&mp, p);
-	CHECK_STR(p, "rw-p");
-	mp.flags = MW_VM_READ | MW_VM_EXEC;
-	mapping_perms(&mp, p);
-	CHECK_STR(p, "r-xp");
-	mp.flags = MW_VM_READ | MW_VM_WRITE | MW_VM_SHARED | MW_VM_MAYSHARE;
-	mapping_perms(&mp, p);
-	CHECK_STR(p, "rw-s");
+	if (!CHECK_STR(p, want))
+		fprintf(stderr, "  flags 0x%" PRIx64 "\n", flags);
+}
+
+TEST(perms)
+{
+	check_perms(0, "---p");
+	check_perms(MW_VM_READ | MW_VM_WRITE, "rw-p");
+	check_perms(MW_VM_READ | MW_VM_EXEC, "r-xp");
+	check_perms(MW_VM_READ | MW_VM_WRITE | MW_VM_SHARED | MW_VM_MAYSHARE, "rw-s");
 	/* /proc shows 's' for VM_MAYSHARE (a read-only shared map drops
 	 * VM_SHARED but stays 's'). */
-	mp.flags = MW_VM_READ | MW_VM_MAYSHARE;
-	mapping_perms(&mp, p);
-	CHECK_STR(p, "r--s");
-	mp.flags = MW_VM_READ | MW_VM_SHARED;
-	mapping_perms(&mp, p);
-	CHECK_STR(p, "r--p");
-	mp.flags = MW_VM_EXEC | MW_VM_GROWSDOWN | MW_VM_IO;
-	mapping_perms(&mp, p);
-	CHECK_STR(p, "--xp");
+	check_perms(MW_VM_READ | MW_VM_MAYSHARE, "r--s");
+	check_perms(MW_VM_READ | MW_VM_SHARED, "r--p");
+	check_perms(MW_VM_EXEC | MW_VM_GROWSDOWN | MW_VM_IO, "--xp");
 }
 
 TEST(perms_to_flags)
@@ -877,13 +880,8 @@ TEST(perms_to_flags)
 	/* Round trip through mapping_perms. */
 	const char *all[] = { "---p", "r--p", "rw-p", "r-xp", "rwxp", "--xp",
 			      "r--s", "rw-s", "rwxs", "---s" };
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		struct mw_mapping mp = { .flags = mw_perms_to_flags(all[i]) };
-		char p[5];
-
-		mapping_perms(&mp, p);
-		CHECK_STR(p, all[i]);
-	}
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		check_perms(mw_perms_to_flags(all[i]), all[i]);
 }
 
 TEST(display_path)

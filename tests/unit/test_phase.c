@@ -18,6 +18,7 @@
 #include "account.h"
 #include "model.h"
 #include "phase.h"
+#include "records.h"
 #include "unit.h"
 
 #define P	4096ll
@@ -495,9 +496,6 @@ TEST(mapping_grows_rules)
 
 /* ---- through account_feed ------------------------------------------------------ */
 
-#define SB	0x555555560000ull	/* start_brk */
-#define BRK	0x555555581000ull
-#define SSTACK	0x7ffd00020a50ull
 #define STACK	0x7ffd00000000ull
 #define MAP_A	0x7f0000000000ull	/* 16 pages, phase "start" */
 #define MAP_B	0x7f0000100000ull	/* 64 pages, iteration 1 */
@@ -507,51 +505,19 @@ TEST(mapping_grows_rules)
 
 /* app text 2 pages (8 kB file), heap 33 (12 kB anon), stack 33 (16 kB). */
 static const char smaps_seed[] =
-	"555555554000-555555556000 r--p 00000000 fe:01 1234                       /usr/bin/app\n"
-	"Size:                  8 kB\n"
-	"Rss:                   8 kB\n"
-	"Anonymous:             0 kB\n"
-	"VmFlags: rd mr mw me dw sd \n"
+	SMAPS_APP_TEXT
 	"555555560000-555555581000 rw-p 00000000 00:00 0                          [heap]\n"
 	"Size:                132 kB\n"
 	"Rss:                  12 kB\n"
 	"Anonymous:            12 kB\n"
 	"VmFlags: rd wr mr mw me ac sd \n"
-	"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n"
-	"Size:                132 kB\n"
-	"Rss:                  16 kB\n"
-	"Anonymous:            16 kB\n"
-	"VmFlags: rd wr mr mw me gd ac \n";
+	SMAPS_STACK;
 #define SEED_VM	68
-
-static void feed_exact(struct mw_account *a, uint32_t kind, const void *data, size_t len)
-{
-	void *copy = malloc(len ? len : 1);
-
-	if (!copy)
-		abort();
-	memcpy(copy, data, len);
-	account_feed(a, &(struct mw_srec){ .kind = kind, .len = (uint32_t)len, .data = copy });
-	free(copy);
-}
+#define TEXT_RSS	(2 * P)		/* the app text, resident throughout */
 
 static void attach(struct mw_account *a)
 {
-	size_t ml = strlen(smaps_seed), len = sizeof(struct mw_seed) + ml;
-	struct mw_seed *s = calloc(1, len);
-
-	account_init(a, 4242, 0);
-	s->pid = 4242;
-	s->mode = MW_SEED_ATTACH;
-	s->ts = 1000;
-	s->start_brk = SB;
-	s->brk = BRK;
-	s->start_stack = SSTACK;
-	s->maps_len = ml;
-	strcpy(s->comm, "app");
-	memcpy(s + 1, smaps_seed, ml);
-	feed_exact(a, MW_S_SEED, s, len);
-	free(s);
+	attach_seed(a, smaps_seed, NULL);
 }
 
 /* An anonymous mmap of [start, end); the kernel's VMA is [vstart, end)
@@ -559,95 +525,36 @@ static void attach(struct mw_account *a)
 static void mmap_op(struct mw_account *a, uint32_t seq, uint64_t ts, uint64_t vstart,
 		    uint64_t start, uint64_t end, uint64_t total_vm)
 {
-	struct mw_op_rec *r = calloc(1, sizeof(*r));
+	struct mw_op_rec *r = op_new(MW_OP_MMAP, seq, ts, start, end, total_vm);
 
-	r->hdr.type = MW_REC_OP;
-	r->hdr.tgid = r->hdr.tid = 4242;
-	r->hdr.seq = seq;
-	r->hdr.ts = ts;
-	r->op = MW_OP_MMAP;
 	r->args[1] = end - start;
 	r->args[3] = 0x22;	/* MAP_PRIVATE | MAP_ANONYMOUS */
-	r->start = start;
-	r->end = end;
-	r->total_vm = total_vm;
-	r->start_brk = SB;
-	r->brk = BRK;
-	r->start_stack = SSTACK;
-	r->nr_vmas = 1;
-	r->vmas[0].start = vstart;
-	r->vmas[0].end = end;
-	r->vmas[0].flags = RW;
-	feed_exact(a, MW_S_BPF, r, offsetof(struct mw_op_rec, paths));
-	free(r);
+	op_vma(r, vstart, end, RW);
+	feed_op(a, r);
 }
 
 static void munmap_op(struct mw_account *a, uint32_t seq, uint64_t ts, uint64_t start,
 		      uint64_t end, int64_t anon_freed, uint64_t total_vm)
 {
-	struct mw_op_rec *r = calloc(1, sizeof(*r));
-
-	r->hdr.type = MW_REC_OP;
-	r->hdr.tgid = r->hdr.tid = 4242;
-	r->hdr.seq = seq;
-	r->hdr.ts = ts;
-	r->op = MW_OP_MUNMAP;
-	r->args[0] = start;
-	r->args[1] = end - start;
-	r->start = start;
-	r->end = end;
-	r->rss_delta[MW_ANON] = -anon_freed;
-	r->total_vm = total_vm;
-	r->start_brk = SB;
-	r->brk = BRK;
-	r->start_stack = SSTACK;
-	feed_exact(a, MW_S_BPF, r, offsetof(struct mw_op_rec, paths));
-	free(r);
+	feed_op(a, munmap_new(seq, ts, start, end, anon_freed, total_vm));
 }
 
 /* Anonymous RSS faulted into mappings: pairs of (vm_start, bytes), 0-ended. */
 static void deltas(struct mw_account *a, uint32_t seq, uint64_t ts, ...)
 {
-	struct mw_deltas_rec *d = calloc(1, sizeof(*d));
+	struct mw_deltas_rec *d = deltas_new(seq, ts);
 	va_list ap;
 	uint64_t start;
 
-	d->hdr.type = MW_REC_DELTAS;
-	d->hdr.tgid = 4242;
-	d->hdr.seq = seq;
-	d->hdr.ts = ts;
 	va_start(ap, ts);
 	while ((start = va_arg(ap, uint64_t))) {
-		struct mw_slot *s = &d->slots[d->nr++];
 		int64_t bytes = va_arg(ap, int64_t);
 
-		s->vm_start = start;
-		s->rss[MW_ANON] = bytes;
-		s->total = bytes;
-		s->peak = bytes > 0 ? bytes : 0;
-		s->faults = bytes > 0 ? (uint64_t)bytes / P : 0;
+		deltas_add(d, start, 0, bytes, 0, 0, bytes > 0 ? bytes : 0,
+			   bytes > 0 ? (uint64_t)bytes / P : 0);
 	}
 	va_end(ap);
-	feed_exact(a, MW_S_BPF, d, offsetof(struct mw_deltas_rec, slots) +
-		   (size_t)d->nr * sizeof(struct mw_slot));
-	free(d);
-}
-
-static struct mw_mark_rec mark_new(uint32_t kind, uint32_t seq, uint64_t ts,
-				   uint64_t total_vm, int64_t anon)
-{
-	struct mw_mark_rec mk;
-
-	memset(&mk, 0, sizeof(mk));
-	mk.hdr.type = MW_REC_MARK;
-	mk.hdr.tgid = mk.hdr.tid = 4242;
-	mk.hdr.seq = seq;
-	mk.hdr.ts = ts;
-	mk.kind = kind;
-	mk.total_vm = total_vm;
-	mk.rss[MW_ANON] = anon;
-	mk.rss[MW_FILE] = 2 * P;
-	return mk;
+	feed_deltas(a, d);
 }
 
 static void feed_mark(struct mw_account *a, const struct mw_mark_rec *mk)
@@ -660,7 +567,7 @@ static void phase_mark(struct mw_account *a, uint32_t seq, uint64_t ts, uint32_t
 		       const char *name, uint64_t total_vm, int64_t anon,
 		       uint64_t vm_peak, uint64_t rss_peak, uint64_t faults)
 {
-	struct mw_mark_rec mk = mark_new(MW_MARK_PHASE, seq, ts, total_vm, anon);
+	struct mw_mark_rec mk = mark_new(MW_MARK_PHASE, seq, ts, total_vm, anon, TEXT_RSS);
 
 	mk.id = id;
 	if (name)
@@ -676,7 +583,7 @@ static void phase_mark(struct mw_account *a, uint32_t seq, uint64_t ts, uint32_t
 static void iter_mark(struct mw_account *a, uint32_t seq, uint64_t ts, uint64_t total_vm,
 		      int64_t anon, uint64_t faults)
 {
-	struct mw_mark_rec mk = mark_new(MW_MARK_ITER, seq, ts, total_vm, anon);
+	struct mw_mark_rec mk = mark_new(MW_MARK_ITER, seq, ts, total_vm, anon, TEXT_RSS);
 
 	mk.faults = faults;
 	feed_mark(a, &mk);
@@ -709,30 +616,19 @@ static void finish(struct mw_account *a, uint64_t ts, uint64_t total_vm, int64_t
 	s->proc.vm_peak = phase_vm_peak;
 	s->proc.phase_vm_peak = phase_vm_peak;
 	s->proc.rss[MW_ANON] = anon;
-	s->proc.rss[MW_FILE] = 2 * P;
+	s->proc.rss[MW_FILE] = TEXT_RSS;
 	s->proc.rss_peak = phase_rss_peak;
 	s->proc.phase_rss_peak = phase_rss_peak;
 	s->proc.faults = faults;
 	s->proc.kfaults = 5;
 	s->proc.mapped_bytes = 1000 * P;
 	s->proc.unmapped_bytes = 500 * P;
-	if (slot_start) {
-		s->proc.slots[7].vm_start = slot_start;
-		s->proc.slots[7].rss[MW_ANON] = slot_anon;
-		s->proc.slots[7].total = slot_anon;
-		s->proc.slots[7].peak = slot_anon;
-		s->proc.slots[7].faults = (uint64_t)slot_anon / P;
-	}
+	if (slot_start)
+		slot_set(&s->proc.slots[7], slot_start, 0, slot_anon, 0, 0, slot_anon,
+			 (uint64_t)slot_anon / P);
 	feed_exact(a, MW_S_STATE, s, sizeof(*s));
 	feed_exact(a, MW_S_END, &e, sizeof(e));
 	free(s);
-}
-
-static struct mw_mapping *at(struct mw_account *a, uint64_t addr)
-{
-	long i = model_find(&a->model, addr);
-
-	return i < 0 ? NULL : a->model.live[i];
 }
 
 static struct mw_mapping *dead_at(struct mw_account *a, uint64_t addr)
@@ -770,7 +666,7 @@ static void run_session(struct mw_account *a)
 
 	/* phase "start" */
 	{
-		struct mw_mark_rec mk = mark_new(MW_MARK_PHASE, 1, 2000, SEED_VM, 7 * P);
+		struct mw_mark_rec mk = mark_new(MW_MARK_PHASE, 1, 2000, SEED_VM, 7 * P, TEXT_RSS);
 
 		strcpy(mk.name, "start");
 		mk.rss[MW_SWAP] = 3 * P;
@@ -1168,7 +1064,7 @@ TEST(mark_names)
 	}
 
 	/* A short marker record is not applied (its sequence still counts). */
-	struct mw_mark_rec mk = mark_new(MW_MARK_PHASE, seq++, 3000, SEED_VM, 7 * P);
+	struct mw_mark_rec mk = mark_new(MW_MARK_PHASE, seq++, 3000, SEED_VM, 7 * P, TEXT_RSS);
 	strcpy(mk.name, "cut");
 	feed_exact(&a, MW_S_BPF, &mk, sizeof(mk) - 1);
 	CHECK_EQ_U64(a.phases.n, 7);
@@ -1176,12 +1072,12 @@ TEST(mark_names)
 	CHECK_EQ_U64(a.seq_gaps, 0);
 
 	/* Samples and iterations through the account. */
-	mk = mark_new(MW_MARK_SAMPLE, seq++, 3100, SEED_VM, 8 * P);
+	mk = mark_new(MW_MARK_SAMPLE, seq++, 3100, SEED_VM, 8 * P, TEXT_RSS);
 	feed_mark(&a, &mk);
 	CHECK_EQ_U64(a.phases.nsamples, 1);
 	CHECK_EQ_INT(point_rss(&a.phases.samples[0].at), 10 * P);
 	CHECK_EQ_U64(a.phases.n, 7);
-	mk = mark_new(MW_MARK_ITER, seq++, 3200, SEED_VM, 8 * P);
+	mk = mark_new(MW_MARK_ITER, seq++, 3200, SEED_VM, 8 * P, TEXT_RSS);
 	mk.id = 1;	/* iterations are not named: the id is harmless */
 	feed_mark(&a, &mk);
 	CHECK_EQ_U64(a.phases.nit, 1);

@@ -20,6 +20,7 @@
 #include "account.h"
 #include "model.h"
 #include "recording.h"
+#include "records.h"
 #include "unit.h"
 
 #define P	4096ull
@@ -161,6 +162,24 @@ static int write_recording(const char *path, struct mw_recorder *w)
 	return 0;
 }
 
+/* The bytes write_recording() writes, through a file @name in tmpdir that
+ * is gone again; NULL when a check failed. */
+static unsigned char *recorded_bytes(const char *name, size_t *flen)
+{
+	const char *path = tmp_path(name);
+	struct mw_recorder w;
+	unsigned char *file;
+
+	if (!CHECK_EQ_INT(write_recording(path, &w), 0))
+		return NULL;
+	recorder_close(&w);
+	file = slurp(path, flen);
+	unlink(path);
+	if (!CHECK(file != NULL))
+		return NULL;
+	return file;
+}
+
 static bool record_matches(const struct got *g, size_t i)
 {
 	if (g->v[i].kind != recs[i].kind || g->v[i].len != recs[i].len)
@@ -274,17 +293,12 @@ TEST(empty_recording)
  * exactly the records before the cut delivered. */
 TEST(truncated_everywhere)
 {
-	const char *path = tmp_path("trunc.mwrec");
-	struct mw_recorder w;
 	unsigned char *file;
 	size_t flen;
 	int bad = 0;
 
-	if (!CHECK_EQ_INT(write_recording(path, &w), 0))
-		return;
-	recorder_close(&w);
-	file = slurp(path, &flen);
-	if (!CHECK(file != NULL))
+	file = recorded_bytes("trunc.mwrec", &flen);
+	if (!file)
 		return;
 	for (size_t len = 0; len <= flen; len++) {
 		struct got g = { .n = 0 };
@@ -343,23 +357,17 @@ TEST(truncated_everywhere)
 	CHECK_EQ_INT(replay_bytes(file, HDR - 1, &g, &n), MW_REPLAY_NOTREC);
 	CHECK_EQ_U64(n, 0);
 	free(file);
-	unlink(path);
 }
 
 TEST(bad_magic)
 {
-	const char *path = tmp_path("magic.mwrec");
-	struct mw_recorder w;
 	struct got g = { .n = 0 };
 	unsigned char *file;
 	size_t flen;
 	uint64_t n;
 
-	if (!CHECK_EQ_INT(write_recording(path, &w), 0))
-		return;
-	recorder_close(&w);
-	file = slurp(path, &flen);
-	if (!CHECK(file != NULL))
+	file = recorded_bytes("magic.mwrec", &flen);
+	if (!file)
 		return;
 	for (size_t i = 0; i < 8; i++) {
 		file[i] ^= 0x20;
@@ -377,24 +385,18 @@ TEST(bad_magic)
 	CHECK_EQ_U64(n, 0);
 	CHECK_EQ_U64(g.n, 0);
 	free(file);
-	unlink(path);
 }
 
 TEST(bad_version)
 {
-	const char *path = tmp_path("version.mwrec");
-	struct mw_recorder w;
 	struct got g = { .n = 0 };
 	struct mw_file_hdr *h;
 	unsigned char *file;
 	size_t flen;
 	uint64_t n;
 
-	if (!CHECK_EQ_INT(write_recording(path, &w), 0))
-		return;
-	recorder_close(&w);
-	file = slurp(path, &flen);
-	if (!CHECK(file != NULL))
+	file = recorded_bytes("version.mwrec", &flen);
+	if (!file)
 		return;
 	h = (struct mw_file_hdr *)file;
 	h->stream_version = MW_STREAM_VERSION + 1;
@@ -418,7 +420,6 @@ TEST(bad_version)
 	CHECK_EQ_U64(n, NRECS);
 	got_free(&g);
 	free(file);
-	unlink(path);
 }
 
 /* A file: header, one good record (kind BPF, 5 bytes), then a record header
@@ -445,6 +446,21 @@ static size_t build_bad(unsigned char *buf, uint32_t kind, uint32_t len, size_t 
 	return off + extra;
 }
 
+/* build_bad() replayed: @want, after the good record. */
+static void check_bad(uint32_t kind, uint32_t len, size_t extra, int want)
+{
+	unsigned char buf[256];
+	struct got g = { .n = 0 };
+	uint64_t n;
+	bool ok;
+
+	ok = CHECK_EQ_INT(replay_bytes(buf, build_bad(buf, kind, len, extra), &g, &n), want);
+	ok &= CHECK_EQ_U64(n, 1);
+	if (!ok)
+		fprintf(stderr, "  kind %u, length %u\n", kind, len);
+	got_free(&g);
+}
+
 TEST(corrupt_records)
 {
 	unsigned char buf[256];
@@ -462,34 +478,16 @@ TEST(corrupt_records)
 		CHECK(memcmp(g.v[0].data, "hello", 5) == 0);
 	}
 	got_free(&g);
-	len = build_bad(buf, MW_S_SEED, UINT32_MAX, 64);
-	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_CORRUPT);
-	CHECK_EQ_U64(n, 1);
-	got_free(&g);
-	len = build_bad(buf, MW_S_STATE, 0x80000000u, 0);
-	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_CORRUPT);
-	CHECK_EQ_U64(n, 1);
-	got_free(&g);
+	check_bad(MW_S_SEED, UINT32_MAX, 64, MW_REPLAY_CORRUPT);
+	check_bad(MW_S_STATE, 0x80000000u, 0, MW_REPLAY_CORRUPT);
 
 	/* The largest allowed length is not corrupt: the data is missing. */
-	len = build_bad(buf, MW_S_STATE, MW_FILE_MAX_REC, 64);
-	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_TRUNCATED);
-	CHECK_EQ_U64(n, 1);
-	got_free(&g);
+	check_bad(MW_S_STATE, MW_FILE_MAX_REC, 64, MW_REPLAY_TRUNCATED);
 
 	/* Kinds no record has. */
-	len = build_bad(buf, 0, 8, 8);
-	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_CORRUPT);
-	CHECK_EQ_U64(n, 1);
-	got_free(&g);
-	len = build_bad(buf, MW_S_RECONCILE + 1, 8, 8);
-	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_CORRUPT);
-	CHECK_EQ_U64(n, 1);
-	got_free(&g);
-	len = build_bad(buf, UINT32_MAX, 0, 0);
-	CHECK_EQ_INT(replay_bytes(buf, len, &g, &n), MW_REPLAY_CORRUPT);
-	CHECK_EQ_U64(n, 1);
-	got_free(&g);
+	check_bad(0, 8, 8, MW_REPLAY_CORRUPT);
+	check_bad(MW_S_RECONCILE + 1, 8, 8, MW_REPLAY_CORRUPT);
+	check_bad(UINT32_MAX, 0, 0, MW_REPLAY_CORRUPT);
 
 	/* Every kind there is, with a sane length, reads fine. */
 	for (uint32_t k = MW_S_BPF; k <= MW_S_MARKNAME; k++) {
@@ -604,27 +602,16 @@ TEST(recorder_write_error)
 /* ---- replay_into: a recorded session through the analysis ------------------- */
 
 #define ANON1M	0x7f0000000000ull
-#define SB	0x555555560000ull
-#define BRK	0x555555581000ull
-#define SSTACK	0x7ffd00020a50ull
 #define VM_PAGES (2 + 256 + 33)
 
 static const char smaps[] =
-	"555555554000-555555556000 r--p 00000000 fe:01 1234                       /usr/bin/app\n"
-	"Size:                  8 kB\n"
-	"Rss:                   8 kB\n"
-	"Anonymous:             0 kB\n"
-	"VmFlags: rd mr mw me dw sd \n"
+	SMAPS_APP_TEXT
 	"7f0000000000-7f0000100000 rw-p 00000000 00:00 0 \n"
 	"Size:               1024 kB\n"
 	"Rss:                  64 kB\n"
 	"Anonymous:            64 kB\n"
 	"VmFlags: rd wr mr mw me ac sd \n"
-	"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n"
-	"Size:                132 kB\n"
-	"Rss:                  16 kB\n"
-	"Anonymous:            16 kB\n"
-	"VmFlags: rd wr mr mw me gd ac \n";
+	SMAPS_STACK;
 
 static void put(struct mw_recorder *w, uint32_t kind, const void *data, size_t len)
 {
@@ -633,18 +620,10 @@ static void put(struct mw_recorder *w, uint32_t kind, const void *data, size_t l
 
 static void put_seed(struct mw_recorder *w)
 {
-	size_t ml = strlen(smaps), len = sizeof(struct mw_seed) + ml;
-	struct mw_seed *s = calloc(1, len);
+	size_t len;
+	struct mw_seed *s = seed_new(REC_PID, MW_SEED_ATTACH, 1000, SB, BRK, SSTACK, smaps,
+				     NULL, "app", &len);
 
-	s->pid = 4242;
-	s->mode = MW_SEED_ATTACH;
-	s->ts = 1000;
-	s->start_brk = SB;
-	s->brk = BRK;
-	s->start_stack = SSTACK;
-	s->maps_len = ml;
-	strcpy(s->comm, "app");
-	memcpy(s + 1, smaps, ml);
 	put(w, MW_S_SEED, s, len);
 	free(s);
 }
@@ -658,35 +637,23 @@ static void put_answer(struct mw_recorder *w, uint64_t start, uint64_t end, uint
 	put(w, MW_S_ORACLE, &o, sizeof(o));
 }
 
+/* A recording at @path that starts with the seed; false when a check failed. */
+static bool start_recording(struct mw_recorder *w, const char *path)
+{
+	if (!CHECK_EQ_INT(recorder_open(w, path), 0))
+		return false;
+	put_seed(w);
+	return true;
+}
+
 /* mprotect(PROT_READ) of [lo, hi): splits the mapping around it. */
 static void put_mprotect(struct mw_recorder *w, uint32_t seq, uint64_t lo, uint64_t hi)
 {
-	struct mw_op_rec *r = calloc(1, sizeof(*r));
+	struct mw_op_rec *r = op_new(MW_OP_MPROTECT, seq, 5000 + seq, lo, hi, VM_PAGES);
 
-	r->hdr.type = MW_REC_OP;
-	r->hdr.tgid = r->hdr.tid = 4242;
-	r->hdr.seq = seq;
-	r->hdr.ts = 5000 + seq;
-	r->op = MW_OP_MPROTECT;
-	r->start = lo;
-	r->end = hi;
-	r->total_vm = VM_PAGES;
-	r->start_brk = SB;
-	r->brk = BRK;
-	r->start_stack = SSTACK;
-	r->nr_vmas = 1;
-	r->vmas[0].start = lo;
-	r->vmas[0].end = hi;
-	r->vmas[0].flags = MW_VM_READ;
-	put(w, MW_S_BPF, r, offsetof(struct mw_op_rec, paths));
+	op_vma(r, lo, hi, MW_VM_READ);
+	put(w, MW_S_BPF, r, op_len(r));
 	free(r);
-}
-
-static struct mw_mapping *at(struct mw_account *a, uint64_t addr)
-{
-	long i = model_find(&a->model, addr);
-
-	return i < 0 ? NULL : a->model.live[i];
 }
 
 /* Replay a file into a fresh account (pid unknown: the seed names it). */
@@ -716,9 +683,8 @@ TEST(replay_into_answers_in_order)
 	struct mw_mapping *mp;
 	uint64_t n;
 
-	if (!CHECK_EQ_INT(recorder_open(&w, path), 0))
+	if (!start_recording(&w, path))
 		return;
-	put_seed(&w);
 	/* What capture asked pagemap while applying the mprotect, in order:
 	 * the part left of the range, then the part right of it. */
 	put_answer(&w, LEFT_LO, LEFT_HI, P, 0);
@@ -774,9 +740,8 @@ TEST(replay_into_answers_expire)
 	struct mw_unlinked u = { .ino = 999, .dev_major = 8, .dev_minor = 1 };
 	uint64_t n;
 
-	if (!CHECK_EQ_INT(recorder_open(&w, path), 0))
+	if (!start_recording(&w, path))
 		return;
-	put_seed(&w);
 	put_answer(&w, LEFT_LO, LEFT_HI, P, 0);
 	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
 	put(&w, MW_S_UNLINKED, &u, sizeof(u));
@@ -805,9 +770,8 @@ TEST(replay_into_answer_mismatch_and_error)
 	struct mw_account a;
 	uint64_t n;
 
-	if (!CHECK_EQ_INT(recorder_open(&w, path), 0))
+	if (!start_recording(&w, path))
 		return;
-	put_seed(&w);
 	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
 	put_answer(&w, LEFT_LO, LEFT_HI, P, 0);
 	put_mprotect(&w, 1, LEFT_HI, RIGHT_LO);
@@ -824,9 +788,8 @@ TEST(replay_into_answer_mismatch_and_error)
 	account_free(&a);
 	unlink(path);
 
-	if (!CHECK_EQ_INT(recorder_open(&w, path), 0))
+	if (!start_recording(&w, path))
 		return;
-	put_seed(&w);
 	put_answer(&w, LEFT_LO, LEFT_HI, P, -EIO);
 	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
 	put_mprotect(&w, 1, LEFT_HI, RIGHT_LO);
@@ -840,9 +803,8 @@ TEST(replay_into_answer_mismatch_and_error)
 	account_free(&a);
 
 	/* Short answer records are skipped, not read past. */
-	if (!CHECK_EQ_INT(recorder_open(&w, path), 0))
+	if (!start_recording(&w, path))
 		return;
-	put_seed(&w);
 	struct mw_oracle_ans o = { .pid = 4242, .start = LEFT_LO, .end = LEFT_HI, .anon = P };
 	put(&w, MW_S_ORACLE, &o, sizeof(o) - 1);
 	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
@@ -870,19 +832,10 @@ TEST(replay_into_session)
 	size_t flen;
 	uint64_t n;
 
-	if (!CHECK_EQ_INT(recorder_open(&w, path), 0))
+	if (!start_recording(&w, path))
 		return;
-	put_seed(&w);
-	memset(&mk, 0, sizeof(mk));
-	mk.hdr.type = MW_REC_MARK;
-	mk.hdr.tgid = 4242;
-	mk.hdr.seq = 1;
-	mk.hdr.ts = 2000;
-	mk.kind = MW_MARK_PHASE;
+	mk = mark_new(MW_MARK_PHASE, 1, 2000, VM_PAGES, 20 * P, 2 * P);
 	strcpy(mk.name, "start");
-	mk.total_vm = VM_PAGES;
-	mk.rss[MW_ANON] = 20 * P;
-	mk.rss[MW_FILE] = 2 * P;
 	put(&w, MW_S_BPF, &mk, sizeof(mk));
 	s->pid = 4242;
 	s->final = 1;

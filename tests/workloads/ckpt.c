@@ -379,12 +379,58 @@ size_t arg_mib(int argc, char **argv, int idx, size_t def_mib)
 	return MIB(arg_ulong(argc, argv, idx, def_mib));
 }
 
-void *map_anon(size_t len)
+void *map_anon_flags(size_t len, int flags)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | flags,
+		       -1, 0);
 
 	if (p == MAP_FAILED)
 		die("mmap anon");
 	return p;
+}
+
+void *map_anon(size_t len)
+{
+	return map_anon_flags(len, MAP_PRIVATE);
+}
+
+void *map_fd(int fd, size_t len, int prot, int flags)
+{
+	void *p = mmap(NULL, len, prot, flags, fd, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap file");
+	return p;
+}
+
+int create_file(const char *path, char *tmpl, int suffixlen, size_t size,
+		const char *fill, size_t chunk)
+{
+	size_t done;
+	int fd;
+
+	if (path)
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	else
+		fd = mkstemps(tmpl, suffixlen);
+	if (fd < 0)
+		die("create file");
+	for (done = 0; done < size; done += chunk) {
+		size_t n = size - done < chunk ? size - done : chunk;
+
+		if (write(fd, fill, n) != (ssize_t)n)
+			die("fill file");
+	}
+	return fd;
+}
+
+unsigned int read_pages(const void *p, size_t len)
+{
+	const volatile unsigned char *c = p;
+	unsigned int sum = 0;
+	size_t off;
+
+	for (off = 0; off < len; off += PAGE_SZ)
+		sum += c[off];
+	return sum;
 }

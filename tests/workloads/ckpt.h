@@ -74,6 +74,27 @@ size_t arg_mib(int argc, char **argv, int idx, size_t def_mib);
 /* Private anonymous read/write mapping of @len bytes, or die. */
 void *map_anon(size_t len);
 
+/* Anonymous read/write mapping of @len bytes with @flags (MAP_PRIVATE or
+ * MAP_SHARED, and any other MAP_* such as MAP_NORESERVE), or die. */
+void *map_anon_flags(size_t len, int flags);
+
+/* mmap() of @len bytes of the file @fd from offset 0, or die. */
+void *map_fd(int fd, size_t len, int prot, int flags);
+
+/*
+ * A new file of @size bytes, open read/write, or die: @path (created or
+ * truncated), or when @path is NULL a fresh mkstemps() name in @tmpl, which
+ * has @suffixlen characters after its XXXXXX.  Written with write()s of
+ * @chunk bytes (the last one shorter) from @fill: the write size decides
+ * how large the page-cache folios are (see file.c).
+ */
+int create_file(const char *path, char *tmpl, int suffixlen, size_t size,
+		const char *fill, size_t chunk);
+
+/* Read one byte per 4 KiB page of page-aligned [p, p+len), so every page is
+ * mapped; returns the sum of the bytes read. */
+unsigned int read_pages(const void *p, size_t len);
+
 /* Sleep without touching new memory (used to space out timeline stages). */
 void sleep_ms(unsigned int ms);
 

@@ -36,7 +36,6 @@
  * second iteration at "first", release (ending the last iteration) at
  * "steady".
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -77,60 +76,26 @@ static size_t round_up(size_t n, size_t align)
 /* Write a model file of @size bytes and return it open for reading. */
 static int write_model(struct runtime *rt, char *tmpl, size_t size)
 {
-	size_t done;
 	int fd;
 
-	if (rt->model_path)
-		fd = open(rt->model_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
-			  0600);
-	else
-		fd = mkstemps(tmpl, 4);
-	if (fd < 0)
-		die("create model file");
+	memset(fill_buf, 0x3c, sizeof(fill_buf));
+	fd = create_file(rt->model_path, tmpl, 4, size, fill_buf, FILL_CHUNK);
 	if (!rt->model_path)
 		rt->model_path = tmpl;
-	memset(fill_buf, 0x3c, sizeof(fill_buf));
-	for (done = 0; done < size; done += FILL_CHUNK) {
-		size_t n = size - done < FILL_CHUNK ? size - done : FILL_CHUNK;
-
-		if (write(fd, fill_buf, n) != (ssize_t)n)
-			die("write model file");
-	}
 	return fd;
-}
-
-/* Read one byte per page: the whole model becomes resident (RssFile). */
-static void read_all(const char *p, size_t len)
-{
-	const volatile char *c = p;
-	size_t off;
-
-	for (off = 0; off < len; off += PAGE_SZ)
-		(void)c[off];
 }
 
 static void load_model(struct runtime *rt, char *tmpl)
 {
 	int fd = write_model(rt, tmpl, rt->model_sz);
 
-	rt->model = mmap(NULL, rt->model_sz, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (rt->model == MAP_FAILED)
-		die("mmap model");
+	rt->model = map_fd(fd, rt->model_sz, PROT_READ, MAP_PRIVATE);
 	close(fd);
-	read_all(rt->model, rt->model_sz);
+	/* Read every page: the whole model becomes resident (RssFile). */
+	read_pages(rt->model, rt->model_sz);
 
 	rt->statics = map_anon(STATIC_SZ);
 	touch(rt->statics, STATIC_SZ);
-}
-
-static char *map_flags(size_t len, int flags)
-{
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | flags,
-		       -1, 0);
-
-	if (p == MAP_FAILED)
-		die("mmap");
-	return p;
 }
 
 /* Tensors are 64 KiB-granular: a 5 KiB output still takes 64 KiB. */
@@ -138,8 +103,8 @@ static void alloc_io(struct runtime *rt)
 {
 	rt->input_sz = round_up(INPUT_SZ, TENSOR_ALIGN);
 	rt->output_sz = round_up(OUTPUT_SZ, TENSOR_ALIGN);
-	rt->input = map_flags(rt->input_sz, MAP_SHARED);
-	rt->output = map_flags(rt->output_sz, MAP_SHARED);
+	rt->input = map_anon_flags(rt->input_sz, MAP_SHARED);
+	rt->output = map_anon_flags(rt->output_sz, MAP_SHARED);
 }
 
 /* One inference: fill the input, use scratch, write the output. */
@@ -159,7 +124,7 @@ static void first_inference(struct runtime *rt)
 	/* Scratch first: the NORESERVE window then keeps it apart from task. */
 	rt->scratch = map_anon(SCRATCH_SZ);
 	/* A sparse window: reserve no swap for what will never be touched. */
-	rt->window = map_flags(WINDOW_SZ, MAP_PRIVATE | MAP_NORESERVE);
+	rt->window = map_anon_flags(WINDOW_SZ, MAP_PRIVATE | MAP_NORESERVE);
 	for (off = 0; off < WINDOW_SZ; off += WINDOW_STRIDE * PAGE_SZ)
 		touch(rt->window + off, PAGE_SZ);
 	rt->task = map_anon(TASK_SZ);

@@ -16,7 +16,6 @@
  *           RssAnon += COW_PAGES pages, RssFile unchanged
  *   final   read-only view unmapped (RssFile -= size), file unlinked
  */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,50 +33,6 @@
 
 static char fill_buf[FILL_CHUNK];
 
-/* Create @path (or a fresh mkstemp name in @tmpl) and write @size bytes. */
-static int create_file(const char *path, char *tmpl, size_t size)
-{
-	size_t done;
-	int fd;
-
-	if (path)
-		fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	else
-		fd = mkstemp(tmpl);
-	if (fd < 0)
-		die("create file");
-	/* Non-zero content, so no one can mistake it for a hole. */
-	memset(fill_buf, 0x5a, sizeof(fill_buf));
-	for (done = 0; done < size; done += FILL_CHUNK) {
-		size_t n = size - done < FILL_CHUNK ? size - done : FILL_CHUNK;
-
-		if (write(fd, fill_buf, n) != (ssize_t)n)
-			die("fill file");
-	}
-	return fd;
-}
-
-static void *map_file(int fd, size_t size, int prot, int flags)
-{
-	void *p = mmap(NULL, size, prot, flags, fd, 0);
-
-	if (p == MAP_FAILED)
-		die("mmap file");
-	return p;
-}
-
-/* Read one byte per page: every page becomes mapped (RssFile). */
-static unsigned int read_pages(const char *p, size_t len)
-{
-	const volatile char *c = p;
-	unsigned int sum = 0;
-	size_t off;
-
-	for (off = 0; off < len; off += PAGE_SZ)
-		sum += c[off];
-	return sum;
-}
-
 int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/mw-file-XXXXXX";
@@ -90,23 +45,25 @@ int main(int argc, char **argv)
 	size = arg_mib(argc, argv, 1, 32);
 	if (!size || size < COW_PAGES * PAGE_SZ)
 		die("size too small");
-	fd = create_file(path, tmpl, size);
+	/* Non-zero content, so no one can mistake it for a hole. */
+	memset(fill_buf, 0x5a, sizeof(fill_buf));
+	fd = create_file(path, tmpl, 0, size, fill_buf, FILL_CHUNK);
 	if (!path)
 		path = tmpl;
 
-	ro = map_file(fd, size, PROT_READ, MAP_PRIVATE);
+	ro = map_fd(fd, size, PROT_READ, MAP_PRIVATE);
 	if (read_pages(ro, size) != (unsigned int)(size / PAGE_SZ) * 0x5a)
 		die("unexpected file content");
 	ckpt("read");
 
 	/* Order-0 folios: each write fault maps just the faulting page. */
-	shared = map_file(fd, size, PROT_READ | PROT_WRITE, MAP_SHARED);
+	shared = map_fd(fd, size, PROT_READ | PROT_WRITE, MAP_SHARED);
 	for (off = 0; off < size; off += 2 * PAGE_SZ)
 		shared[off] = 1;
 	ckpt("shared");
 
 	/* Each write copies the file page into a private anonymous page. */
-	cow = map_file(fd, size, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	cow = map_fd(fd, size, PROT_READ | PROT_WRITE, MAP_PRIVATE);
 	touch(cow, COW_PAGES * PAGE_SZ);
 	ckpt("cow");
 

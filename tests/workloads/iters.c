@@ -45,11 +45,7 @@ MW_PROBE_FN void mw_infer(int i)
 	if (use_usdt)
 		MEMWATCH_ITER();
 	if (!window) {
-		window = mmap(NULL, WINDOW_SZ, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			      -1, 0);
-		if (window == MAP_FAILED)
-			die("mmap window");
+		window = map_anon_flags(WINDOW_SZ, MAP_PRIVATE | MAP_NORESERVE);
 	}
 	touch(window, TOUCHED_SZ);
 	if (leak)

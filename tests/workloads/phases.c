@@ -57,46 +57,27 @@ static char fill_buf[FILL_CHUNK];
 static char *model, *io;
 static void *lib;
 
-static char *map_rw(size_t len, int flags)
-{
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | flags,
-		       -1, 0);
-
-	if (p == MAP_FAILED)
-		die("mmap");
-	return p;
-}
-
 static void load_model(void)
 {
-	const volatile char *c;
-	size_t done;
-	int fd = mkstemp(model_path);
+	int fd;
 
-	if (fd < 0)
-		die("create model file");
 	memset(fill_buf, 0x5a, sizeof(fill_buf));
-	for (done = 0; done < MODEL_SZ; done += FILL_CHUNK)
-		if (write(fd, fill_buf, FILL_CHUNK) != (ssize_t)FILL_CHUNK)
-			die("write model file");
-	model = mmap(NULL, MODEL_SZ, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (model == MAP_FAILED)
-		die("mmap model");
+	fd = create_file(NULL, model_path, 0, MODEL_SZ, fill_buf, FILL_CHUNK);
+	model = map_fd(fd, MODEL_SZ, PROT_READ, MAP_PRIVATE);
 	close(fd);
-	for (c = model, done = 0; done < MODEL_SZ; done += PAGE_SZ)
-		(void)c[done];
+	read_pages(model, MODEL_SZ);
 	sleep_ms(PHASE_MS);
 }
 
 static void alloc_io(const char *lib_path)
 {
-	char *staging = map_rw(STAGING_SZ, MAP_PRIVATE | MAP_NORESERVE);
+	char *staging = map_anon_flags(STAGING_SZ, MAP_PRIVATE | MAP_NORESERVE);
 
 	touch(staging, STAGING_SZ);
 	ckpt("alloc_io.peak");
 	if (munmap(staging, STAGING_SZ))
 		die("munmap staging");
-	io = map_rw(IO_SZ, MAP_SHARED);
+	io = map_anon_flags(IO_SZ, MAP_SHARED);
 	touch(io, IO_SZ);
 	if (lib_path) {
 		lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);

@@ -106,3 +106,27 @@ def run(c, mw, wl):
     time.sleep(0.5)
     left = memwatch_links() & ours
     c.check(not left, f"no BPF programs left loaded after SIGKILL ({sorted(left)})")
+    run_least_privilege(c, mw, wl)
+
+
+def run_least_privilege(c, mw, wl):
+    """Root's uid with only CAP_BPF and CAP_PERFMON (plus CAP_SYS_PTRACE for
+    -p on a process it did not start): memwatch traces as well as with all."""
+    import json
+    import tempfile
+    d = tempfile.mkdtemp(prefix="mw-caps-")
+    out = os.path.join(d, "out.json")
+    caps = ["setpriv", "--bounding-set=-all,+bpf,+perfmon,+sys_ptrace", "--inh-caps=-all"]
+    p = subprocess.run(caps + [mw, "-q", "-j", out, "--", os.path.join(wl, "anon")],
+                       env=dict(os.environ, MW_CKPT_DIR=d), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    c.eq(p.returncode, 0, "only CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE: exit status")
+    if p.returncode == 0:
+        s = [json.loads(x) for x in open(out)][-1]
+        status = {}
+        for line in open(os.path.join(d, "final.status")):
+            k, _, v = line.partition(":")
+            if v.strip().endswith("kB"):
+                status[k] = int(v.split()[0]) * 1024
+        c.eq(s["totals"]["vm_bytes"], status["VmSize"], "with fewer capabilities: VM size")
+    subprocess.run(["rm", "-rf", d])

@@ -149,6 +149,11 @@ static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
 
 		for (int k = 0; k < MW_NR_MEMBERS; k++)
 			mapping_add_rss(mp, k, mw_scale(delta[k], part, covered));
+		/* Divided by size over several mappings (MADV_DONTNEED across
+		 * a split), or more than it held: a guess; measure when quiet. */
+		if (part != covered || mp->rss[MW_ANON] < 0 || mp->rss[MW_FILE] < 0 ||
+		    mp->rss[MW_SHMEM] < 0)
+			mp->recheck = true;
 	}
 }
 

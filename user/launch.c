@@ -82,6 +82,11 @@ int launch_resume(pid_t pid)
 	return 0;
 }
 
+bool launch_seize(pid_t pid)
+{
+	return ptrace(PTRACE_SEIZE, pid, NULL, (void *)(long)PTRACE_O_TRACEEXIT) == 0;
+}
+
 static bool is_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;

@@ -29,6 +29,10 @@ enum launch_event {
 	LAUNCH_GONE,		/* exited or killed: *status is set */
 };
 
+/* -p: hold a running process at its exit too (PTRACE_SEIZE, nothing else
+ * traced).  False if it cannot be (already traced, not permitted). */
+bool launch_seize(pid_t pid);
+
 /* Handle what the child did (ptrace stops are answered here). */
 enum launch_event launch_poll(pid_t pid, int *status, bool block);
 /* Let a child stopped at its exit go on exiting.  (If the trace ends

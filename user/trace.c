@@ -52,6 +52,7 @@ struct session {
 	pid_t pid;
 	bool alive;		/* the process still exists */
 	uint64_t exit_stop_ns;	/* when the command was held at its exit */
+	bool held;		/* it will stop at its exit for us (ptrace) */
 	/* pagemap answers given while analysing the current record: a
 	 * recording stores them ahead of it, for replay */
 	struct mw_oracle_ans answers[MAX_ORACLE_PER_RECORD];
@@ -189,6 +190,11 @@ static int start_target(struct session *s, const struct trace_opts *o)
 		return err;
 	}
 	feed_seed(s, MW_SEED_ATTACH);
+	/* -p: ask to hold it at its exit as well, so we can catch up then
+	 * ('-- CMD' is held already); a debugger in the way just costs that. */
+	s->held = o->cmd || launch_seize(s->pid);
+	if (!s->held)
+		mw_dbg("PID %d cannot be held at its exit: final per-mapping RSS may lag", s->pid);
 	/* The first phase, "start", with the totals as tracing begins. */
 	capture_mark(s->cap, s->pid, MW_MARK_PHASE, "start");
 	if (o->cmd && launch_resume(s->pid)) {
@@ -413,7 +419,7 @@ static int loop(struct session *s, int *cmd_status)
 		}
 		if (handle_signal(s, &forwarded))
 			break;
-		if (o->cmd && reap_child(s, &status, s->acct->exited)) {
+		if (s->held && reap_child(s, &status, o->cmd && s->acct->exited)) {
 			exited = true;
 			break;
 		}

@@ -242,10 +242,8 @@ struct mw_proc {
 /* Global counters (array map 'stats', one per CPU). */
 enum mw_stat {
 	MW_STAT_RB_LOST = 0,	/* ring-buffer records dropped (buffer full) */
-	MW_STAT_PROC_FULL,	/* new processes not traced: 'procs' full */
-	MW_STAT_THREAD_FAIL,	/* per-thread storage unavailable */
-	MW_STAT_FIND_BUSY,	/* bpf_find_vma returned -EBUSY */
-	MW_STAT_EVENTS,		/* tracepoint hits for traced processes */
+	MW_STAT_THREAD_FAIL,	/* per-thread storage unavailable: events unattributed */
+	MW_STAT_FIND_BUSY,	/* bpf_find_vma returned -EBUSY: mm locked */
 	MW_NR_STATS,
 };
 

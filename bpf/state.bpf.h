@@ -10,9 +10,6 @@
 #define MW_PAGE_MASK	(~(MW_PAGE_SIZE - 1))
 #define MW_PAGE_ALIGN(x) (((x) + MW_PAGE_SIZE - 1) & MW_PAGE_MASK)
 
-/* Set by the loader between open and load. */
-const volatile __u32 tgid_self = 0;	/* never trace memwatch itself */
-
 /* Traced processes, by tgid.  The loader inserts them; max_entries is sized by
  * the loader too. */
 struct {

@@ -22,8 +22,6 @@
 #define MAP_FIXED_FLAG		0x10
 #define MREMAP_FIXED_FLAG	2
 
-#define PAGE_SIZE_B	4096ull
-#define PAGE_ALIGN_B(x)	(((x) + PAGE_SIZE_B - 1) & ~(PAGE_SIZE_B - 1))
 
 void account_init(struct mw_account *a, pid_t pid, size_t dead_limit)
 {
@@ -696,7 +694,7 @@ static void apply_state(struct mw_account *a, const struct mw_state *s)
 {
 	a->kstate = s->proc;
 	a->have_kstate = true;
-	a->lost_global = s->lost_global;
+	memcpy(a->stats, s->stats, sizeof(a->stats));
 	if (!s->final)
 		return;
 	/* Slots never harvested by a structural record. */

@@ -22,7 +22,7 @@ struct mw_account {
 
 	struct mw_proc kstate;	/* last kernel aggregate (totals) */
 	bool have_kstate;
-	uint64_t lost_global;
+	uint64_t stats[MW_NR_STATS];	/* host-wide, from the kernel */
 
 	uint32_t last_seq;	/* structural sequence, to detect lost records */
 	bool seq_known;

@@ -118,7 +118,6 @@ static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
 		mw_err("cannot open the BPF object: %s", strerror(errno));
 		return -1;
 	}
-	c->skel->rodata->tgid_self = getpid();
 	c->skel->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
 	c->skel->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
@@ -244,27 +243,27 @@ int capture_emit_state(struct mw_capture *c, pid_t pid, int final)
 {
 	struct mw_state st = { .pid = pid, .final = final };
 	struct mw_srec r = { .kind = MW_S_STATE, .len = sizeof(st), .data = &st };
-	__u32 key = pid;
+	int err = capture_proc_read(c, pid, &st.proc);
 
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.procs), &key, &st.proc))
-		return -errno;
+	if (err)
+		return err;
 	st.ts = mw_now_ns();
-	st.lost_global = capture_lost_global(c);
+	capture_stats(c, st.stats);
 	c->sink(c->sink_ctx, &r);
 	return 0;
 }
 
-uint64_t capture_lost_global(struct mw_capture *c)
+void capture_stats(struct mw_capture *c, uint64_t out[MW_NR_STATS])
 {
-	__u32 key = MW_STAT_RB_LOST;
 	__u64 *vals = mw_xcalloc(c->ncpus, sizeof(*vals));
-	uint64_t sum = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &key, vals) == 0)
-		for (int i = 0; i < c->ncpus; i++)
-			sum += vals[i];
+	for (__u32 key = 0; key < MW_NR_STATS; key++) {
+		out[key] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &key, vals) == 0)
+			for (int i = 0; i < c->ncpus; i++)
+				out[key] += vals[i];
+	}
 	free(vals);
-	return sum;
 }
 
 int capture_fd(struct mw_capture *c)

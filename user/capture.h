@@ -61,6 +61,7 @@ int capture_fd(struct mw_capture *c);
 
 /* The kernel's aggregate for pid, delivered as an MW_S_STATE record. */
 int capture_emit_state(struct mw_capture *c, pid_t pid, int final);
-uint64_t capture_lost_global(struct mw_capture *c);
+/* Host-wide counters, summed over CPUs (enum mw_stat). */
+void capture_stats(struct mw_capture *c, uint64_t out[MW_NR_STATS]);
 
 #endif /* MW_CAPTURE_H */

@@ -298,7 +298,7 @@ static json_t *totals_json(const struct mw_account *a)
 static json_t *diagnostics_json(const struct mw_account *a)
 {
 	json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-			 "lost_events_host", (json_int_t)a->lost_global,
+			 "lost_events_host", (json_int_t)a->stats[MW_STAT_RB_LOST],
 			 "seq_gaps", (json_int_t)a->seq_gaps,
 			 "resyncs", (json_int_t)a->resyncs,
 			 "vm_mismatches", (json_int_t)a->vm_mismatches,
@@ -315,6 +315,11 @@ static json_t *diagnostics_json(const struct mw_account *a)
 	}
 	json_object_set_new(d, "rss_changes_unattributed_bytes", json_integer(own));
 	json_object_set_new(d, "reorders", json_integer(a->kstate.reorders));
+	json_object_set_new(d, "reconciled", json_integer(a->reconciled));
+	json_object_set_new(d, "slot_faults_unplaced", json_integer(a->lost_attr_faults));
+	json_object_set_new(d, "thread_storage_failures",
+			    json_integer(a->stats[MW_STAT_THREAD_FAIL]));
+	json_object_set_new(d, "find_vma_busy", json_integer(a->stats[MW_STAT_FIND_BUSY]));
 	json_object_set_new(d, "slot_bytes_unplaced", json_integer(a->lost_attr[MW_ANON] +
 							       a->lost_attr[MW_FILE] +
 							       a->lost_attr[MW_SHMEM]));

@@ -54,7 +54,7 @@ struct mw_state {
 	uint32_t pid;
 	uint32_t final;		/* last one: its unharvested slots count too */
 	uint64_t ts;
-	uint64_t lost_global;	/* ring-buffer drops on the whole host */
+	uint64_t stats[MW_NR_STATS];	/* host-wide counters (enum mw_stat) */
 	struct mw_proc proc;
 };
 

@@ -15,7 +15,10 @@ def run(c, mw, wl):
     ck = tempfile.mkdtemp(prefix="mw-drop-")
     out = os.path.join(ck, "out.json")
     try:
-        p = subprocess.run([mw, "-q", "--ringbuf-size", "4096", "-j", out, "--",
+        # One CPU for both: the reader runs only when the workload is
+        # preempted, so a 4 KiB buffer must overflow.
+        p = subprocess.run(["taskset", "-c", "0", mw, "-q", "--ringbuf-size", "4096",
+                            "-j", out, "--",
                             os.path.join(wl, "churn"), "3000"],
                            env=dict(os.environ, MW_CKPT_DIR=ck), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)

@@ -1342,7 +1342,7 @@ TEST(state_final_applies_slots)
 	anon = at(&a, ANON1M);
 	memfd = at(&a, MEMFD);
 	s->pid = 4242;
-	s->lost_global = 17;
+	s->stats[MW_STAT_RB_LOST] = 17;
 	s->proc.total_vm = SEED_VM_PAGES;
 	slot_set(&s->proc.slots[3], ANON1M + 0x5000, 0, 2 * P, 0, 0, 3 * P, 5);
 	slot_set(&s->proc.slots[10], MEMFD, 0, 0, 0, P, P, 1);
@@ -1351,14 +1351,14 @@ TEST(state_final_applies_slots)
 
 	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
 	CHECK(a.have_kstate);
-	CHECK_EQ_U64(a.lost_global, 17);
+	CHECK_EQ_U64(a.stats[MW_STAT_RB_LOST], 17);
 	CHECK_EQ_INT(anon->rss[MW_ANON], 64 * KB);	/* not final: not applied */
 	CHECK_EQ_U64(a.kstate.slots[3].vm_start, ANON1M + 0x5000);
 
 	s->final = 1;
-	s->lost_global = 18;
+	s->stats[MW_STAT_RB_LOST] = 18;
 	feed_exact(&a, MW_S_STATE, s, sizeof(*s));
-	CHECK_EQ_U64(a.lost_global, 18);
+	CHECK_EQ_U64(a.stats[MW_STAT_RB_LOST], 18);
 	CHECK_EQ_INT(anon->rss[MW_ANON], 18 * P);
 	CHECK_EQ_U64(anon->faults, 5);
 	CHECK_EQ_INT(anon->rss_peak, 19 * P);

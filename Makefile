@@ -1,7 +1,7 @@
 # memwatch — eBPF memory observer.
 #
 #   make            build ./memwatch (BPF object, skeleton, loader)
-#   make test       unit tests (no root) + end-to-end tests (root)
+#   make test       unit tests (no root) + end-to-end and robustness tests (root)
 #   make unit       unit tests only
 #   make demo       run memwatch on the bundled demo workload (root)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
@@ -22,7 +22,7 @@ CFLAGS    ?= -O2 -g
 # -fwrapv: counts from a damaged recording may be nonsense, never undefined.
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP -fwrapv
 CPPFLAGS  += -Iuser -Ibpf -I$(BUILD) -D_GNU_SOURCE
-LDLIBS    += -lbpf -lelf -lz -ljansson
+LDLIBS    += -lbpf -lelf -lz -ljansson -ldw -lcap
 
 # Sanitizer build of the loader: make SANITIZE=1 (ASan + UBSan).
 ifeq ($(SANITIZE),1)
@@ -86,10 +86,15 @@ $(BUILD)/libmw.a: $(LIB_OBJS)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmw.a | $(BUILD)/tests/unit
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $< $(BUILD)/libmw.a $(LDFLAGS) $(LDLIBS) -o $@
 
-workloads: $(WORKLOAD_BINS) $(WORKLOAD_LIBS)
+workloads: $(WORKLOAD_BINS) $(WORKLOAD_LIBS) $(BUILD)/workloads/stacks-stripped
 
+# Frame pointers: the kernel's user stack walk (--stacks) follows them.
 $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/ckpt.c include/memwatch.h | $(BUILD)/workloads
-	$(CC) -O1 -g -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE $(filter %.c,$^) -lpthread -o $@
+	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE $(filter %.c,$^) -lpthread -o $@
+
+# --stacks on a binary without symbols: call sites fall back to binary+offset.
+$(BUILD)/workloads/stacks-stripped: $(BUILD)/workloads/stacks
+	strip -o $@ $<
 
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c | $(BUILD)/workloads
 	$(CC) -O1 -g -Wall -shared -fPIC -DMWLIB_SO $< -o $@
@@ -100,13 +105,14 @@ unit: $(UNIT_BINS)
 e2e: memwatch workloads
 	@tests/e2e/run
 
-# The end-to-end suite against the sanitized loader: any ASan/UBSan report
-# makes memwatch exit non-zero, which the checks see.
+# The end-to-end and robustness suites against the sanitized loader: any
+# ASan/UBSan report makes memwatch exit non-zero, which the checks see.
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 test-asan: $(ASAN_BIN) workloads
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		tests/e2e/run --memwatch $(ASAN_BIN)
+	@$(ASAN_ENV) tests/e2e/run --memwatch $(ASAN_BIN); e=$$?; \
+	$(ASAN_ENV) tests/robustness/run --memwatch $(ASAN_BIN) && exit $$e
 
-# The README's test command: unit tests, then end-to-end tests as root.
+# The README's test command: unit tests, then end-to-end and robustness tests as root.
 test: memwatch workloads $(UNIT_BINS)
 	@tests/run-all $(UNIT_BINS)
 

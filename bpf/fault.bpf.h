@@ -49,6 +49,10 @@ static __always_inline void on_fault(__u64 addr, bool user)
 		if (!t)
 			return;
 	}
+	/* Our own reads of its user stack (--stacks) may fault; they are
+	 * not the process's, and must not replace the fault it is in. */
+	if (t->walking)
+		return;
 	t->fault_addr = addr;
 	t->fault_flt = task_faults_done(task);
 	t->fault_live = 1;
@@ -215,6 +219,7 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 		t->cache_end = pr.end;
 		t->cache_seq = seq;
 		t->fault_vma = pr.start;
+		fault_stack(p, t, tgid, pr.start);
 	} else if (err == -16 /* EBUSY: another thread is changing the mm */) {
 		/* Any address inside the VMA will do: the loader looks the
 		 * key up as "the mapping containing it". */

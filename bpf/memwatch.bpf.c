@@ -5,6 +5,7 @@
  * One BPF object; its parts live in headers named by what they do:
  *   state.bpf.h     maps, per-process lookup, counters, RSS attribution slots
  *   vma.bpf.h       reading the kernel's VMAs (bpf_find_vma) and file paths
+ *   stack.bpf.h     user call stacks of mapping calls and first faults (--stacks)
  *   fault.bpf.h     page faults and kmem:rss_stat: the hot path
  *   syscalls.bpf.h  mmap, munmap, mremap, brk, mprotect, madvise, ... records
  *   task.bpf.h      exec and exit
@@ -24,6 +25,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "state.bpf.h"
 #include "vma.bpf.h"
+#include "stack.bpf.h"
 #include "fault.bpf.h"
 #include "syscalls.bpf.h"
 #include "task.bpf.h"

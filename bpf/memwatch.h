@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	1
+#define MW_ABI_VERSION	2
 
 #define MW_PAGE_SHIFT	12
 #define MW_COMM_LEN	16
@@ -57,6 +57,7 @@ enum mw_rec_type {
 	MW_REC_EXEC,		/* struct mw_task_rec */
 	MW_REC_EXIT,		/* struct mw_task_rec */
 	MW_REC_MARK,		/* struct mw_mark_rec */
+	MW_REC_STACK,		/* struct mw_stack_rec (--stacks) */
 };
 
 /* Phase markers. */
@@ -176,6 +177,31 @@ struct mw_mark_rec {
 	__u64 phase_rss_peak;	/* bytes */
 	__u64 faults;		/* user + kernel faults so far */
 	__u64 mapped_bytes, unmapped_bytes;
+};
+
+/*
+ * A user-space call stack (--stacks): of an mmap/mremap/brk/shmat, emitted
+ * right after its MW_REC_OP (hdr.seq equal), or of the first fault a thread
+ * takes in a VMA.  ips[] comes from the kernel's frame-pointer walk; sp_word
+ * is the word at the user stack pointer (x86) or the link register (arm64):
+ * the caller of a frameless leaf such as libc's syscall wrappers, which the
+ * frame-pointer walk skips.  The loader symbolises both.
+ */
+#define MW_STACK_DEPTH	64
+
+enum mw_stack_kind {
+	MW_STACK_OP = 1,
+	MW_STACK_FAULT,
+};
+
+struct mw_stack_rec {
+	struct mw_rec_hdr hdr;
+	__u32 kind;		/* enum mw_stack_kind */
+	__u32 nr;		/* entries of ips[] present */
+	__u64 addr;		/* op: start of its range; fault: the VMA's start */
+	__u64 vm_bytes;		/* op: VM it added (what mapped_bytes counts) */
+	__u64 sp_word;
+	__u64 ips[MW_STACK_DEPTH];
 };
 
 /* Context of the mark_syscall program (BPF_PROG_TEST_RUN from the loader). */

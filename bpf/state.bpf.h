@@ -43,7 +43,7 @@ struct mw_thread {
 	__u32 kfaults_pending;
 	__u64 cache_start, cache_end;
 	__u32 sys_op;		/* enum mw_op in progress, 0 none */
-	__u32 pad;
+	__u32 walking;		/* reading its user stack (stack.bpf.h) */
 	__u64 sys_args[6];
 	__u64 sys_vm_before;	/* total_vm at syscall entry, pages */
 	__u64 sys_aux[2];	/* op-specific: brk: old brk; shmdt: segment */
@@ -69,11 +69,12 @@ union mw_scratch {
 	struct mw_deltas_rec deltas;
 	struct mw_task_rec task;
 	struct mw_mark_rec mark;
+	struct mw_stack_rec stack;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);		/* 0: op/task record, 1: deltas */
+	__uint(max_entries, 3);		/* 0: op/task record, 1: deltas, 2: stack */
 	__type(key, __u32);
 	__type(value, union mw_scratch);
 } scratch SEC(".maps");

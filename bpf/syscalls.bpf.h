@@ -248,6 +248,8 @@ static __always_inline int sys_exit(__s64 ret)
 	if (rec->nr_paths >= MW_MAX_VMAS)
 		size = sizeof(*rec);
 	emit(p, rec, size);
+	op_stack(p, t, tgid, rec, total_vm > t->sys_vm_before ?
+			       (total_vm - t->sys_vm_before) << MW_PAGE_SHIFT : 0);
 	return 0;
 }
 

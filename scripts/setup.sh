@@ -15,8 +15,12 @@ fi
 pkgs=(
 	make gcc clang llvm bpftool	# build: BPF objects, skeletons
 	libbpf-dev libelf-dev zlib1g-dev libjansson-dev pkg-config
+	libcap-dev			# dropping capabilities after attach
+	libdw-dev			# --stacks: symbols, line numbers, CFI (elfutils)
+	binutils			# tests: nm, strip (stacks-stripped)
 	systemtap-sdt-dev		# <sys/sdt.h>: USDT markers in workloads
 	python3 util-linux procps sudo	# tests: e2e runner, setpriv
+	chromium libxml2-utils		# tests: --svg renders, xmllint
 	libclang-rt-14-dev		# libFuzzer for tests/fuzz
 )
 missing=()

@@ -23,17 +23,31 @@
 #define MREMAP_FIXED_FLAG	2
 
 
+/* A mapping left the table: its lifetime counts in the phase now running. */
+static void on_bury(void *ctx, const struct mw_mapping *mp)
+{
+	struct mw_account *a = ctx;
+
+	hists_buried(&a->hists, a->model.phase, mp);
+}
+
 void account_init(struct mw_account *a, pid_t pid, size_t dead_limit)
 {
 	memset(a, 0, sizeof(*a));
 	a->pid = pid;
 	a->wait_status = -1;
 	model_init(&a->model, dead_limit);
+	a->model.on_bury = on_bury;
+	a->model.on_bury_ctx = a;
 	phases_init(&a->phases);
+	hists_init(&a->hists);
+	callsites_init(&a->sites);
 }
 
 void account_free(struct mw_account *a)
 {
+	hists_free(&a->hists);
+	callsites_free(&a->sites);
 	phases_free(&a->phases);
 	free(a->marknames);
 	model_free(&a->model);
@@ -110,7 +124,9 @@ static void apply_slot(struct mw_account *a, const struct mw_slot *s)
 	if (a->kstate.reorders || a->concurrent)
 		mp->recheck = true;
 	mp->rss_peak = MW_MAX(mp->rss_peak, before + s->peak);
-	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));	/* The most the slot held since its last harvest: faulted in. */
+	if (s->peak > 0)
+		callsites_rss(&a->sites, &a->model, mp, (uint64_t)s->peak);
 }
 
 static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
@@ -453,6 +469,8 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		mp = mapping_at(a, r->start);
 		if (mp)
 			mp->requested += r->args[1];
+		/* Only successful calls come as records: count what was asked. */
+		hists_mmap(&a->hists, a->model.phase, r->args[1]);
 		spread_rss(a, r->start, r->end, gained);	/* MAP_POPULATE */
 		break;
 	case MW_OP_MUNMAP:
@@ -566,6 +584,11 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 	case MW_REC_OP:
 		note_seq(a, h->seq);
 		apply_op(a, data, len);
+		if (len >= offsetof(struct mw_op_rec, vmas))
+			callsites_op(&a->sites, data);
+		break;
+	case MW_REC_STACK:
+		callsites_stack(&a->sites, &a->model, data, len);
 		break;
 	case MW_REC_EXEC:
 		note_seq(a, h->seq);
@@ -574,6 +597,7 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		/* A new address space: the old one is gone, the capture side
 		 * follows with a MW_SEED_EXEC of the new layout. */
 		remove_range(a, 0, UINT64_MAX, NULL);
+		callsites_exec(&a->sites);
 		memcpy(a->comm, t->comm, sizeof(a->comm));
 		a->comm[sizeof(a->comm) - 1] = 0;
 		a->execs++;
@@ -755,6 +779,9 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 					mp->deleted = true;
 			}
 		}
+		break;
+	case MW_S_SYM:
+		callsites_sym(&a->sites, r->data, r->len);
 		break;
 	case MW_S_END:
 		if (r->len >= sizeof(struct mw_end)) {

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "callsite.h"
+#include "hists.h"
 #include "memwatch.h"
 #include "model.h"
 #include "phase.h"
@@ -37,6 +39,8 @@ struct mw_account {
 	uint64_t execs;
 
 	struct mw_phases phases;
+	struct mw_hists hists;	/* sizes, lifetimes, touched (hists.h) */
+	struct mw_callsites sites;	/* --stacks: who mapped what (callsite.h) */
 	struct mw_markname *marknames;
 	size_t nmarknames;
 

@@ -122,6 +122,9 @@ static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
 	c->skel->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
 	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
+	c->skel->rodata->want_stacks = o->stacks;
+	if (!o->stacks)		/* unused: do not reserve its memory */
+		bpf_map__set_max_entries(c->skel->maps.fault_stacked, 1);
 	drop_missing_programs(c);
 	err = memwatch_bpf__load(c->skel);
 	if (err)

@@ -21,6 +21,7 @@ struct mw_capture_opts {
 	size_t max_procs;	/* entries in the 'procs' map */
 	size_t ringbuf_bytes;	/* power of two, >= 4096 */
 	bool batch_wakeups;	/* wake only per ringbuf_bytes/8 (see state.bpf.h) */
+	bool stacks;		/* --stacks: MW_REC_STACK records (stack.bpf.h) */
 	mw_sink_fn sink;
 	void *sink_ctx;
 };

@@ -37,47 +37,103 @@ bool control_parse(const char *line, struct mw_control_req *req)
 	return true;
 }
 
+/*
+ * /run/memwatch is opened without following a symlink and judged by what
+ * the descriptor shows, so nothing planted there can redirect us: a symlink,
+ * a file, or a directory of another owner is refused ('memwatch mark' is
+ * then off for this session, with one warning line).  A directory of ours
+ * that others may enter is tightened to 0700 through the descriptor, never
+ * by path.  Everything after is relative to that descriptor.
+ */
+static int open_dir_checked(void)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(MW_CONTROL_DIR, 0700) && errno != EEXIST)
+		return -errno;
+	fd = open(MW_CONTROL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	if ((st.st_mode & 077) && fchmod(fd, 0700)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void say_no_dir(int err)
+{
+	const char *why = err == -ELOOP ? "is a symbolic link" :
+			  err == -ENOTDIR ? "is not a directory" :
+			  err == -EPERM ? "belongs to another user" : NULL;
+
+	if (why)	/* planted: worth saying without -v */
+		mw_err("warning: %s %s: not using it; 'memwatch mark' is off for this "
+		       "session", MW_CONTROL_DIR, why);
+	else
+		mw_dbg("no control socket for 'memwatch mark': %s: %s", MW_CONTROL_DIR,
+		       strerror(-err));
+}
+
+/* A path that reaches @name inside the directory open as @dirfd, for the
+ * calls that take only paths (bind, connect). */
+static int at_path(char *buf, size_t len, int dirfd, const char *name)
+{
+	return snprintf(buf, len, "/proc/self/fd/%d/%s", dirfd, name) < (int)len ? 0 : -ENAMETOOLONG;
+}
+
 void control_open(struct mw_control *ctl)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
 	mode_t old;
+	int err;
 
 	ctl->fd = -1;
-	if (mkdir(MW_CONTROL_DIR, 0700) && errno != EEXIST)
-		goto fail;
-	/* A directory someone else planted is not ours to use. */
-	if (lstat(MW_CONTROL_DIR, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 077)) {
-		errno = EPERM;
+	ctl->dirfd = open_dir_checked();
+	if (ctl->dirfd < 0) {
+		say_no_dir(ctl->dirfd);
+		return;
+	}
+	snprintf(ctl->name, sizeof(ctl->name), "%d.sock", getpid());
+	unlinkat(ctl->dirfd, ctl->name, 0);	/* a dead session's, same PID */
+	if (at_path(sa.sun_path, sizeof(sa.sun_path), ctl->dirfd, ctl->name)) {
+		errno = ENAMETOOLONG;
 		goto fail;
 	}
-	snprintf(ctl->path, sizeof(ctl->path), "%s/%d.sock", MW_CONTROL_DIR, getpid());
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", ctl->path);
-	unlink(ctl->path);
 	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (ctl->fd < 0)
 		goto fail;
 	old = umask(077);
-	if (bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(ctl->fd, 8)) {
-		umask(old);
-		close(ctl->fd);
-		ctl->fd = -1;
-		goto fail;
-	}
+	err = (bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(ctl->fd, 8)) ? errno : 0;
 	umask(old);
-	return;
+	if (!err)
+		return;
+	close(ctl->fd);
+	ctl->fd = -1;
+	errno = err;
 fail:
 	mw_dbg("no control socket for 'memwatch mark': %s", strerror(errno));
+	close(ctl->dirfd);
+	ctl->dirfd = -1;
 }
 
 void control_close(struct mw_control *ctl)
 {
-	if (ctl->fd < 0)
-		return;
-	close(ctl->fd);
-	unlink(ctl->path);
-	ctl->fd = -1;
+	if (ctl->fd >= 0) {
+		close(ctl->fd);
+		unlinkat(ctl->dirfd, ctl->name, 0);
+		ctl->fd = -1;
+	}
+	if (ctl->dirfd >= 0)
+		close(ctl->dirfd);
+	ctl->dirfd = -1;
 }
 
 void control_reply(int client, const char *answer)
@@ -123,19 +179,17 @@ int control_accept(struct mw_control *ctl, struct mw_control_req *req)
 
 /* ---- the client -------------------------------------------------------- */
 
-static int send_one(const char *path, const char *msg, char *answer, size_t len)
+static int send_one(int dirfd, const char *name, const char *msg, char *answer, size_t len)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	ssize_t n;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd;
 
+	if (at_path(sa.sun_path, sizeof(sa.sun_path), dirfd, name))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		close(fd);
-		return -ENAMETOOLONG;
-	}
-	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    write(fd, msg, strlen(msg)) != (ssize_t)strlen(msg)) {
 		int err = -errno;
@@ -149,11 +203,45 @@ static int send_one(const char *path, const char *msg, char *answer, size_t len)
 	return n > 0 ? 0 : -EIO;
 }
 
+/*
+ * The sessions' directory, if only root or we could have put sockets in it:
+ * not a symlink, owned by root or us, writable by nobody else.  Returns a
+ * DIR or NULL with the exit code in *code after saying why.
+ */
+static DIR *open_sessions(int *code)
+{
+	int fd = open(MW_CONTROL_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	DIR *d;
+
+	if (fd < 0 && errno == EACCES) {
+		mw_err("mark: %s is not readable: run memwatch mark as the user running "
+		       "memwatch (root)", MW_CONTROL_DIR);
+		*code = MW_EXIT_PERM;
+		return NULL;
+	}
+	if (fd < 0 && errno == ENOENT) {
+		mw_err("mark: no memwatch session is running (nothing in %s)", MW_CONTROL_DIR);
+		*code = MW_EXIT_NOSESSION;
+		return NULL;
+	}
+	if (fd < 0 || fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & 022) || !(d = fdopendir(fd))) {
+		mw_err("mark: %s is not a directory only root may write to: not using it",
+		       MW_CONTROL_DIR);
+		if (fd >= 0)
+			close(fd);
+		*code = MW_EXIT_NOSESSION;
+		return NULL;
+	}
+	return d;
+}
+
 int control_mark(pid_t session, bool iter, const char *name)
 {
-	char msg[128], path[300], answer[128];
+	char msg[128], answer[128];
 	struct dirent *de;
-	int sent = 0, refused = 0, err;
+	int sent = 0, refused = 0, err, code;
 	DIR *d;
 
 	if (iter)
@@ -163,25 +251,19 @@ int control_mark(pid_t session, bool iter, const char *name)
 		mw_err("mark: a phase name is 1 to 63 printable characters");
 		return MW_EXIT_USAGE;
 	}
-	d = opendir(MW_CONTROL_DIR);
-	if (!d) {
-		if (errno == EACCES) {
-			mw_err("mark: %s is not readable: run memwatch mark as the user running "
-			       "memwatch (root)", MW_CONTROL_DIR);
-			return MW_EXIT_PERM;
-		}
-		mw_err("mark: no memwatch session is running (nothing in %s)", MW_CONTROL_DIR);
-		return MW_EXIT_NOSESSION;
-	}
+	d = open_sessions(&code);
+	if (!d)
+		return code;
 	while ((de = readdir(d))) {
 		int pid = atoi(de->d_name);
 
 		if (pid <= 0 || !strstr(de->d_name, ".sock") || (session && pid != session))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", MW_CONTROL_DIR, de->d_name);
-		err = send_one(path, msg, answer, sizeof(answer));
+		answer[0] = 0;
+		err = send_one(dirfd(d), de->d_name, msg, answer, sizeof(answer));
 		if (err == -ECONNREFUSED || err == -ENOENT) {
-			unlink(path);	/* a session that died without cleaning up */
+			/* a session that died without cleaning up */
+			unlinkat(dirfd(d), de->d_name, 0);
 			continue;
 		}
 		if (err == -EACCES || strncmp(answer, "error not permitted", 19) == 0)

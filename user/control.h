@@ -4,7 +4,8 @@
  *
  * Each tracing session listens on a UNIX socket /run/memwatch/PID.sock (PID:
  * memwatch's own).  The directory is created 0700 and the socket 0600, both
- * owned by the user running memwatch (root), and the server checks the
+ * owned by the user running memwatch (root) — a symlink or someone else's
+ * directory there is refused, never followed — and the server checks the
  * peer's credentials: only root or that same user may mark.  The protocol
  * is one line each way: "phase NAME\n" or "iter\n", answered "ok\n" or
  * "error TEXT\n".
@@ -19,7 +20,8 @@
 
 struct mw_control {
 	int fd;			/* listening socket, -1 if none */
-	char path[108];
+	int dirfd;		/* MW_CONTROL_DIR, checked; -1 if none */
+	char name[32];		/* the socket's name in it */
 };
 
 struct mw_control_req {

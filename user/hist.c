@@ -32,18 +32,24 @@ int hist_range(const struct mw_hist *h, int *first, int *last)
 	return *first >= 0;
 }
 
+/*
+ * Slots from 2^33 up have bounds of more than the ten digits a row has room
+ * for: then rows are twenty digits wide with half the stars, as bcc does,
+ * so that every row stays inside 80 columns.
+ */
 void hist_print(FILE *f, const struct mw_hist *h, const char *unit)
 {
-	const int width = 40;
 	uint64_t max = 0, low, high;
-	int first, last;
+	int first, last, digits, width;
 
 	if (!hist_range(h, &first, &last))
 		return;
+	digits = last <= 33 ? 10 : 20;
+	width = last <= 33 ? 40 : 20;
 	for (int i = first; i <= last; i++)
 		if (h->slot[i] > max)
 			max = h->slot[i];
-	fprintf(f, "%*s%-10s : count    distribution\n", 14, "", unit);
+	fprintf(f, "%*s%-10s : count    distribution\n", 2 * digits - 6, "", unit);
 	for (int i = first; i <= last; i++) {
 		char bar[41];
 		int stars = (int)(h->slot[i] * width / max);
@@ -52,7 +58,7 @@ void hist_print(FILE *f, const struct mw_hist *h, const char *unit)
 		memset(bar, '*', stars);
 		memset(bar + stars, ' ', width - stars);
 		bar[width] = 0;
-		fprintf(f, "%10llu -> %-10llu : %-8llu |%s|\n", (unsigned long long)low,
-			(unsigned long long)high, (unsigned long long)h->slot[i], bar);
+		fprintf(f, "%*llu -> %-*llu : %-8llu |%s|\n", digits, (unsigned long long)low,
+			digits, (unsigned long long)high, (unsigned long long)h->slot[i], bar);
 	}
 }

@@ -20,6 +20,7 @@
 #include "account.h"
 #include "capture.h"
 #include "control.h"
+#include "hists.h"
 #include "launch.h"
 #include "recording.h"
 #include "report.h"
@@ -35,6 +36,11 @@ struct cli {
 	struct trace_opts trace;
 	const char *json_path;
 	const char *text_path;
+	const char *svg_path;		/* --svg: the timeline */
+	const char *folded_path;	/* --folded: folded stacks */
+	FILE *folded;
+	bool folded_rss;		/* --folded-by rss */
+	bool interval_given;		/* -i: text rows per sample */
 	const char *record_path;	/* record: -o; report: the operand */
 	struct mw_marker_spec *markers;
 	size_t nmarkers;
@@ -43,6 +49,7 @@ struct cli {
 	pid_t mark_session;
 	bool quiet;
 	long max_mappings;	/* -1: per-format default */
+	unsigned int hists;	/* --hist: MW_HISTS_* (0: the default) */
 };
 
 enum {
@@ -51,6 +58,11 @@ enum {
 	OPT_PHASE_AT,
 	OPT_ITER,
 	OPT_SESSION,
+	OPT_HIST,
+	OPT_SVG,
+	OPT_STACKS,
+	OPT_FOLDED,
+	OPT_FOLDED_BY,
 };
 
 static const struct argp_option options[] = {
@@ -59,10 +71,15 @@ static const struct argp_option options[] = {
 	{ "json", 'j', "FILE", 0, "Write newline-delimited JSON to FILE ('-' for stdout); the last line is the summary", 0 },
 	{ "output", 'o', "FILE", 0, "Write the text report to FILE instead of stdout (record: the recording)", 0 },
 	{ "quiet", 'q', NULL, 0, "No text report", 0 },
+	{ "svg", OPT_SVG, "FILE", 0, "Draw a timeline of VM and RSS, phases and iterations to FILE (SVG)", 0 },
+	{ "stacks", OPT_STACKS, NULL, 0, "Record the user call stack of every mmap/mremap/brk/shmat and of the first fault in each mapping; name call sites in the report", 0 },
+	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks (frame;frame;... bytes) for flamegraph.pl, inferno or speedscope to FILE (implies --stacks)", 0 },
+	{ "folded-by", OPT_FOLDED_BY, "vm|rss", 0, "Weigh folded stacks by VM mapped (default) or by RSS faulted in", 0 },
 	{ "max-mappings", 'm', "N", 0, "Show at most N mappings, folding the rest into one row (default: 25 in text, 1000 in JSON)", 0 },
 	{ "phase-at", OPT_PHASE_AT, "BINARY:SYMBOL[=NAME]", 0, "Each call of SYMBOL in BINARY (an executable or a library, also one loaded later) starts phase NAME (default: SYMBOL)", 0 },
 	{ "iter", OPT_ITER, "BINARY:SYMBOL", 0, "Each call of SYMBOL starts an iteration (an inference, a request)", 0 },
-	{ "interval", 'i', "SECONDS", 0, "Sample VM and RSS every SECONDS: a row each in the text output, a \"sample\" line in the JSON", 0 },
+	{ "hist", OPT_HIST, "LIST", 0, "Histograms in the text report: a comma list of size (mmap lengths), life (mapping lifetimes), touch (peak RSS / size), iter (steady-state growth), or all, none (default: iter); the JSON has them all", 0 },
+	{ "interval", 'i', "SECONDS", 0, "Sample VM and RSS every SECONDS: a row each in the text output, a \"sample\" line in the JSON (with -j or --svg and no -i: every 10 ms for 5 s, then every 0.1 s, after a minute every 1 s, no rows; report: print the recorded samples as rows)", 0 },
 	{ "session", OPT_SESSION, "PID", 0, "mark: only the session of this memwatch PID (default: all)", 0 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two (default 8 MiB)", 0 },
 	{ "max-unmapped", OPT_MAX_DEAD, "N", 0, "Keep at most N unmapped mappings, summing the rest (default 100000)", 0 },
@@ -167,6 +184,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'q':
 		c->quiet = true;
 		break;
+	case OPT_SVG:
+		c->svg_path = arg;
+		break;
+	case OPT_STACKS:
+		c->trace.stacks = true;
+		break;
+	case OPT_FOLDED:
+		c->folded_path = arg;
+		c->trace.stacks = true;
+		break;
+	case OPT_FOLDED_BY:
+		if (strcmp(arg, "vm") && strcmp(arg, "rss"))
+			usage_error("invalid --folded-by '%s': expected vm or rss", arg);
+		c->folded_rss = strcmp(arg, "rss") == 0;
+		break;
 	case 'm':
 		c->max_mappings = parse_long(arg, 0, LONG_MAX, "mapping count");
 		break;
@@ -181,6 +213,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'i':
 		c->trace.interval = parse_seconds(arg);
+		c->interval_given = true;
+		break;
+	case OPT_HIST:
+		if (hists_parse(arg, &c->hists))
+			usage_error("invalid --hist '%s': expected a comma list of size, life, touch, iter, all, none", arg);
 		break;
 	case OPT_SESSION:
 		c->mark_session = parse_long(arg, 1, INT_MAX, "session PID");
@@ -250,7 +287,7 @@ static FILE *open_output(const char *path)
 		return stdout;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		mw_err("cannot write %s: %s", path, strerror(errno));
+		mw_err("cannot write %s: %s", path, mw_open_strerror(errno));
 		exit(MW_EXIT_OUTPUT);
 	}
 	return f;
@@ -269,6 +306,7 @@ static int close_output(FILE *f, const char *path)
 /* Output while tracing: JSON lines per marker, text rows per -i sample. */
 struct live {
 	FILE *json, *text;
+	bool rows;		/* a text row per sample: -i was given */
 	struct mw_account *acct;
 };
 
@@ -278,7 +316,7 @@ static void on_mark(void *ctx, const struct mw_phases *ph, __u32 kind)
 
 	if (l->json)
 		report_json_event(l->json, l->acct, kind);
-	if (l->text && kind == MW_MARK_SAMPLE)
+	if (l->text && l->rows && kind == MW_MARK_SAMPLE)
 		report_text_sample(l->text, l->acct);
 }
 
@@ -289,10 +327,19 @@ static void live_output(struct mw_account *acct, struct live *l)
 	acct->phases.on_mark_ctx = l;
 }
 
-static int write_reports(struct cli *c, FILE *json, FILE *text,
+static int write_svg(struct cli *c, FILE *svg, const struct mw_account *acct)
+{
+	int err = report_svg(svg, acct);
+
+	if (err)
+		mw_err("writing %s failed: %s", c->svg_path, strerror(-err));
+	return close_output(svg, c->svg_path) ?: (err ? MW_EXIT_OUTPUT : 0);
+}
+
+static int write_reports(struct cli *c, FILE *json, FILE *text, FILE *svg,
 			 struct mw_account *acct, int status)
 {
-	struct report_opts ro = { .cmd_status = status };
+	struct report_opts ro = { .cmd_status = status, .hists = c->hists };
 	int out_err = 0;
 
 	if (json) {
@@ -301,6 +348,13 @@ static int write_reports(struct cli *c, FILE *json, FILE *text,
 		    report_json_summary(json, acct, &ro))
 			out_err = MW_EXIT_OUTPUT;
 		out_err = close_output(json, c->json_path) ?: out_err;
+	}
+	if (svg)
+		out_err = write_svg(c, svg, acct) ?: out_err;
+	if (c->folded) {
+		if (callsites_folded(c->folded, &acct->sites, acct->comm, c->folded_rss))
+			out_err = MW_EXIT_OUTPUT;
+		out_err = close_output(c->folded, c->folded_path) ?: out_err;
 	}
 	if (text) {
 		ro.max_mappings = c->max_mappings >= 0 ? (size_t)c->max_mappings : 25;
@@ -311,7 +365,7 @@ static int write_reports(struct cli *c, FILE *json, FILE *text,
 }
 
 /* memwatch report FILE: replay a recording through the analysis. */
-static int run_report(struct cli *c, FILE *json, FILE *text)
+static int run_report(struct cli *c, FILE *json, FILE *text, FILE *svg)
 {
 	struct mw_account acct;
 	uint64_t n;
@@ -323,7 +377,8 @@ static int run_report(struct cli *c, FILE *json, FILE *text)
 		return MW_EXIT_RECORDING;
 	}
 	account_init(&acct, 0, c->trace.dead_limit);
-	live_output(&acct, &(struct live){ .json = json, .text = text });
+	live_output(&acct, &(struct live){ .json = json, .text = text,
+					   .rows = c->interval_given });
 	status = replay_into(f, &acct, &n);
 	fclose(f);
 	if (status == MW_REPLAY_VERSION || status == MW_REPLAY_NOTREC) {
@@ -331,7 +386,7 @@ static int run_report(struct cli *c, FILE *json, FILE *text)
 		account_free(&acct);
 		return MW_EXIT_RECORDING;
 	}
-	err = write_reports(c, json, text, &acct, acct.wait_status);
+	err = write_reports(c, json, text, svg, &acct, acct.wait_status);
 	account_free(&acct);
 	if (status != MW_REPLAY_OK) {
 		mw_err("%s: %s after %llu records: the report covers those",
@@ -342,7 +397,7 @@ static int run_report(struct cli *c, FILE *json, FILE *text)
 }
 
 /* Trace (and with 'record', save the stream); report at the end. */
-static int run_trace(struct cli *c, FILE *json, FILE *text)
+static int run_trace(struct cli *c, FILE *json, FILE *text, FILE *svg)
 {
 	struct mw_recorder rec;
 	struct mw_account acct;
@@ -354,7 +409,8 @@ static int run_trace(struct cli *c, FILE *json, FILE *text)
 		c->trace.recorder = &rec;
 	}
 	account_init(&acct, c->trace.pid, c->trace.dead_limit);
-	live_output(&acct, &(struct live){ .json = json, .text = text });
+	live_output(&acct, &(struct live){ .json = json, .text = text,
+					   .rows = c->interval_given });
 	err = trace_run(&c->trace, &acct, &status);
 	if (c->mode == MODE_RECORD) {
 		int werr = recorder_close(&rec);
@@ -372,7 +428,8 @@ static int run_trace(struct cli *c, FILE *json, FILE *text)
 		account_free(&acct);
 		return err;
 	}
-	out_err = write_reports(c, json, text, &acct, status);
+	/* -p: how it ended comes from its exit record, as in a replay. */
+	out_err = write_reports(c, json, text, svg, &acct, status >= 0 ? status : acct.wait_status);
 	account_free(&acct);
 	if (out_err)
 		return out_err;
@@ -388,7 +445,7 @@ int main(int argc, char **argv)
 		.max_mappings = -1,
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
-	FILE *json = NULL, *text = NULL;
+	FILE *json = NULL, *text = NULL, *svg = NULL;
 
 	argv[0] = "memwatch";	/* getopt's messages name argv[0] */
 	argp_program_version = "memwatch " MW_VERSION;
@@ -414,12 +471,19 @@ int main(int argc, char **argv)
 		return control_mark(c.mark_session, c.mark_iter, c.mark_name);
 	c.trace.markers = c.markers;
 	c.trace.nmarkers = c.nmarkers;
+	/* A series for the JSON and the timeline; text rows only with -i. */
+	if (!c.interval_given && (c.json_path || c.svg_path))
+		c.trace.auto_samples = true;
 
 	if (c.json_path)
 		json = open_output(c.json_path);
 	if (!c.quiet && c.mode != MODE_RECORD)
 		text = open_output(c.text_path);
+	if (c.svg_path)
+		svg = open_output(c.svg_path);
+	if (c.folded_path)
+		c.folded = open_output(c.folded_path);
 	if (c.mode == MODE_REPORT)
-		return run_report(&c, json, text);
-	return run_trace(&c, json, text);
+		return run_report(&c, json, text, svg);
+	return run_trace(&c, json, text, svg);
 }

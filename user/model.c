@@ -243,6 +243,8 @@ void model_bury(struct mw_model *m, struct mw_mapping *mp)
 {
 	mp->unmapped = true;
 	mp->died_ns = m->now_ns;
+	if (m->on_bury)
+		m->on_bury(m->on_bury_ctx, mp);
 	if (m->dead_limit && m->ndead >= m->dead_limit) {
 		fold_dead(m, mp);
 		return;

@@ -68,6 +68,8 @@ struct mw_mapping {
 	uint32_t born_iter;	/* iteration it was created in, 0: none */
 	uint32_t it_grows;	/* iterations in which it grew */
 	uint32_t it_last_grow;	/* the last of them */
+	uint32_t stack;		/* --stacks: the call that made it (callsite.h), 0: unknown */
+	uint32_t fault_stack;	/* --stacks: its first fault's stack, 0: unknown */
 };
 
 /* Tells how much of [start, end) is resident right now (pagemap), so a split
@@ -95,6 +97,10 @@ struct mw_model {
 	/* Devices of tmpfs-like mounts: their file pages count as shmem. */
 	struct mw_dev { uint32_t major, minor; } *shmem_devs;
 	size_t nshmem_devs;
+	/* Told of each mapping as it is buried, before it may be folded
+	 * away (account.c keeps lifetimes); may be NULL. */
+	void (*on_bury)(void *ctx, const struct mw_mapping *mp);
+	void *on_bury_ctx;
 };
 
 /* A list of pieces carved out of the table, and the parts of split

@@ -159,6 +159,55 @@ static void open_iter(struct mw_phases *ph, struct mw_model *m, const struct mw_
 	}
 }
 
+/* ---- samples ------------------------------------------------------------- */
+
+_Static_assert(MW_MAX_SAMPLES >= 4 && MW_MAX_SAMPLES % 2 == 0,
+	       "thinning keeps sample i at i * stride: the cap must be even");
+
+/*
+ * Keep every other sample and double the stride.  Called only when every
+ * kept sample is on the stride (sample k taken at k * stride), so after it
+ * sample k is still the one taken at k * (new stride).
+ */
+static void thin_samples(struct mw_phases *ph)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < ph->nsamples; i += 2)
+		ph->samples[k++] = ph->samples[i];
+	ph->nsamples = k;
+	ph->sample_stride *= 2;
+}
+
+/* Append a sample; the newest stays last even when it is off the stride,
+ * until the next one replaces it. */
+static void add_sample(struct mw_phases *ph, const struct mw_point *at)
+{
+	uint64_t seq = ph->nsampled++;
+
+	if (!ph->sample_stride)
+		ph->sample_stride = 1;
+	if (ph->nsamples)
+		ph->sample_prev = ph->samples[ph->nsamples - 1].at;
+	if (ph->sample_tail) {
+		ph->nsamples--;
+		ph->sample_tail = false;
+	}
+	if (ph->nsamples == MW_MAX_SAMPLES)
+		thin_samples(ph);
+	if (ph->nsamples == ph->scap) {
+		ph->scap = ph->scap ? ph->scap * 2 : 64;
+		ph->samples = mw_xrealloc(ph->samples, ph->scap, sizeof(*ph->samples));
+	}
+	ph->samples[ph->nsamples++].at = *at;
+	ph->sample_tail = seq % ph->sample_stride != 0;
+}
+
+const struct mw_point *phases_prev_sample(const struct mw_phases *ph)
+{
+	return ph->nsampled > 1 ? &ph->sample_prev : NULL;
+}
+
 /* ---- phases -------------------------------------------------------------- */
 
 static void close_phase(struct mw_phases *ph, struct mw_model *m, const struct mw_point *at,
@@ -210,11 +259,7 @@ void phases_mark(struct mw_phases *ph, struct mw_model *m, __u32 kind,
 		open_iter(ph, m, at);
 		break;
 	case MW_MARK_SAMPLE:
-		if (ph->nsamples == ph->scap) {
-			ph->scap = ph->scap ? ph->scap * 2 : 64;
-			ph->samples = mw_xrealloc(ph->samples, ph->scap, sizeof(*ph->samples));
-		}
-		ph->samples[ph->nsamples++].at = *at;
+		add_sample(ph, at);
 		break;
 	default:
 		return;

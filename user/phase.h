@@ -19,6 +19,7 @@
 #include "model.h"
 
 #define MW_TOP_GROWTH 5		/* mappings listed per phase */
+#define MW_MAX_SAMPLES 4096	/* samples kept (even): more are thinned */
 
 struct mw_growth {
 	uint64_t start, bytes, requested;
@@ -63,8 +64,17 @@ struct mw_phases {
 	size_t n, cap;
 	struct mw_iter *it;
 	size_t nit, itcap;
+	/*
+	 * Samples kept for the timeline: all of them up to MW_MAX_SAMPLES, then
+	 * every other one is dropped and only one in sample_stride is kept,
+	 * so a run of days stays bounded.  The newest is always the last.
+	 */
 	struct mw_sample *samples;
 	size_t nsamples, scap;
+	uint64_t nsampled;	/* samples taken, kept or not */
+	uint64_t sample_stride;	/* keep one in this many (0: not yet set) */
+	bool sample_tail;	/* the last one is the newest, off the stride */
+	struct mw_point sample_prev;	/* the sample before the newest */
 	/* results of mw_phases_finish() */
 	size_t settled_after;	/* 1-based; 0 without iterations */
 	bool growing;
@@ -74,6 +84,8 @@ struct mw_phases {
 };
 
 int64_t point_rss(const struct mw_point *p);
+/* The sample taken before the newest one (kept or thinned), or NULL. */
+const struct mw_point *phases_prev_sample(const struct mw_phases *ph);
 
 void phases_init(struct mw_phases *ph);
 void phases_free(struct mw_phases *ph);

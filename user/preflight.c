@@ -53,8 +53,8 @@ int preflight_privileges(void)
 	if (syscall(SYS_capget, &h, d) == 0 && !feature_disabled("root") &&
 	    ((has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)) || has_cap(d, CAP_SYS_ADMIN)))
 		return 0;
-	mw_err("needs root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_PTRACE to read "
-	       "other users' /proc): run it with sudo");
+	mw_err("needs root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_PTRACE and "
+	       "CAP_DAC_READ_SEARCH for another user's process): run it with sudo");
 	return MW_EXIT_PERM;
 }
 
@@ -81,8 +81,10 @@ static bool tracefs_ready(void)
 
 int preflight_tracefs(void)
 {
-	if (feature_disabled("tracefs"))
+	if (feature_disabled("tracefs")) {
+		errno = ENOENT;
 		goto fail;
+	}
 	if (tracefs_ready())
 		return 0;
 	/* Classic tracepoints are attached by the id tracefs gives them. */
@@ -124,38 +126,51 @@ bool btf_tracepoint_exists(const char *name)
 	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 }
 
+/*
+ * What memwatch cannot do without, oldest first, each probed as the kernel
+ * has it: a raw tracepoint's BTF type (tp_btf/ programs came with them), a
+ * map type, a helper.  MEMWATCH_DISABLE=NAME forces one off, so the tests
+ * see the message a kernel without it gives.
+ */
 struct kernel_feature {
 	const char *name;	/* for MEMWATCH_DISABLE */
 	const char *what;	/* for the message */
 	const char *since;
+	const char *btf_tp;
 	enum bpf_map_type map;
 	enum bpf_func_id helper;
 };
 
 static const struct kernel_feature required[] = {
-	{ "ringbuf", "BPF ring buffers", "5.8", BPF_MAP_TYPE_RINGBUF, 0 },
-	{ "task_storage", "BPF task storage", "5.11", BPF_MAP_TYPE_TASK_STORAGE, 0 },
-	{ "find_vma", "the bpf_find_vma() helper", "5.17", 0, BPF_FUNC_find_vma },
-	{ "bpf_loop", "the bpf_loop() helper", "5.17", 0, BPF_FUNC_loop },
+	{ "tp_btf", "BTF-typed tracepoints (tp_btf)", "5.5", "sys_enter", 0, 0 },
+	{ "ringbuf", "BPF ring buffers", "5.8", NULL, BPF_MAP_TYPE_RINGBUF, 0 },
+	{ "task_storage", "BPF task storage", "5.11", NULL, BPF_MAP_TYPE_TASK_STORAGE, 0 },
+	{ "find_vma", "the bpf_find_vma() helper", "5.17", NULL, 0, BPF_FUNC_find_vma },
+	{ "bpf_loop", "the bpf_loop() helper", "5.17", NULL, 0, BPF_FUNC_loop },
 };
+
+static bool has_feature(const struct kernel_feature *f)
+{
+	if (f->btf_tp)
+		return btf_tracepoint_exists(f->btf_tp);
+	if (f->map)
+		return libbpf_probe_bpf_map_type(f->map, NULL) == 1;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, f->helper, NULL) == 1;
+}
 
 int preflight_kernel(void)
 {
 	for (size_t i = 0; i < MW_ARRAY_SIZE(required); i++) {
 		const struct kernel_feature *f = &required[i];
-		int ok;
+		bool forced = feature_disabled(f->name);
 
-		if (f->map)
-			ok = libbpf_probe_bpf_map_type(f->map, NULL);
-		else
-			ok = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, f->helper, NULL);
-		if (ok == 1 && !feature_disabled(f->name))
+		if (!forced && has_feature(f))
 			continue;
-		mw_err("this kernel lacks %s (Linux %s or later): memwatch cannot trace here",
-		       f->what, f->since);
+		mw_err("this kernel lacks %s (Linux %s or later): memwatch cannot trace here%s",
+		       f->what, f->since, forced ? " (forced by MEMWATCH_DISABLE)" : "");
 		return MW_EXIT_KERNEL;
 	}
-	if (!btf_tracepoint_exists("page_fault_user"))
+	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault"))
 		mw_err("note: no exceptions:page_fault_user on this kernel (x86-only before "
 		       "6.16): RSS is attributed from syscalls only, per-mapping RSS is partial");
 	return 0;

@@ -28,7 +28,7 @@ int recorder_open(struct mw_recorder *w, const char *path)
 	if (fd < 0 || !(w->f = fdopen(fd, "wb"))) {
 		int err = errno;
 
-		mw_err("cannot write %s: %s", path, strerror(err));
+		mw_err("cannot write %s: %s", path, mw_open_strerror(err));
 		if (fd >= 0)
 			close(fd);
 		return err;
@@ -105,7 +105,7 @@ int replay_file(FILE *f, void (*fn)(void *ctx, const struct mw_srec *r), void *c
 			status = MW_REPLAY_TRUNCATED;
 			break;
 		}
-		if (fr.kind < MW_S_BPF || fr.kind > MW_S_RECONCILE || fr.len > MW_FILE_MAX_REC) {
+		if (fr.kind < MW_S_BPF || fr.kind > MW_S_SYM || fr.len > MW_FILE_MAX_REC) {
 			status = MW_REPLAY_CORRUPT;
 			break;
 		}

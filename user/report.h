@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* report.h — the end-of-trace reports: text (report_text.c), JSON
- * (report_json.c), and what they share (report.c). */
+ * (report_json.c), the SVG timeline (report_svg.c), and what they share
+ * (report.c). */
 #ifndef MW_REPORT_H
 #define MW_REPORT_H
 
@@ -11,6 +12,7 @@
 struct report_opts {
 	size_t max_mappings;	/* rows before the rest are folded into one */
 	int cmd_status;		/* wait status of '-- CMD', -1 if none */
+	unsigned int hists;	/* --hist (hists.h MW_HISTS_*); 0: the default */
 };
 
 /* Live mappings, then unmapped ones, each largest first (caller frees). */
@@ -18,6 +20,9 @@ struct mw_mapping **report_sorted_mappings(const struct mw_account *a, size_t *n
 const char *report_op_name(int op);
 /* The phase that created a mapping, by name. */
 const char *report_phase_name(const struct mw_account *a, const struct mw_mapping *mp);
+/* s for a terminal: control bytes as \xNN; at most width columns, keeping
+ * the tail (0: no limit) (report_text.c). */
+const char *printable(const char *s, char *buf, size_t len, size_t width);
 
 struct mw_hist;
 /* Growth per steady-state iteration (after settled_after), bytes >= 0. */
@@ -36,5 +41,7 @@ void report_json_event(FILE *f, const struct mw_account *a, unsigned int kind);
 void report_text_sample(FILE *f, const struct mw_account *a);
 /* The closing NDJSON line ("type":"summary"); 0 or -errno. */
 int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro);
+/* The trace as an SVG 1.1 timeline (--svg); 0 or -errno. */
+int report_svg(FILE *f, const struct mw_account *a);
 
 #endif /* MW_REPORT_H */

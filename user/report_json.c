@@ -14,10 +14,13 @@
 #include "classify.h"
 #include "hist.h"
 #include "report.h"
+#include "report_callsite.h"
+#include "report_hist.h"
+#include "report_json.h"
 #include "util.h"
 
 /* Paths and comms come from other processes: never trust them to be UTF-8. */
-static json_t *jstr(const char *s)
+json_t *jstr(const char *s)
 {
 	json_t *j = json_string(s ? s : "");
 	char *copy;
@@ -87,6 +90,7 @@ static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping 
 	if (mp->rss_estimated)
 		json_object_set_new(o, "rss_estimated", json_true());
 	json_object_set_new(o, "phase", jstr(report_phase_name(a, mp)));
+	report_json_mapping_stacks(o, a, mp);
 	return o;
 }
 
@@ -141,8 +145,15 @@ static json_t *phases_json(const struct mw_account *a)
 {
 	json_t *arr = json_array();
 
-	for (size_t i = 0; i < a->phases.n; i++)
-		json_array_append_new(arr, phase_json(a, &a->phases.v[i]));
+	for (size_t i = 0; i < a->phases.n; i++) {
+		json_t *o = phase_json(a, &a->phases.v[i]);
+
+		/* Only in the summary: touched is complete at the end. */
+		json_object_set_new(o, "histograms", report_json_phase_hists(a, i));
+		if (callsites_any(&a->sites))
+			json_object_set_new(o, "call_sites", report_json_callsites(a, (int)i));
+		json_array_append_new(arr, o);
+	}
 	return arr;
 }
 
@@ -354,6 +365,9 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	json_object_set_new(o, "execs", json_integer(a->execs));
 	json_object_set_new(o, "phases", phases_json(a));
 	json_object_set_new(o, "iterations", iterations_json(a));
+	json_object_set_new(o, "histograms", report_json_hists(a));
+	if (callsites_any(&a->sites))
+		json_object_set_new(o, "stacks", report_json_stacks(a));
 	json_object_set_new(o, "diagnostics", diagnostics_json(a));
 	return emit(f, o);
 }

@@ -11,7 +11,10 @@
 
 #include "classify.h"
 #include "hist.h"
+#include "hists.h"
 #include "report.h"
+#include "report_callsite.h"
+#include "report_hist.h"
 #include "util.h"
 
 /* "176.0M", "512K", "0": compact sizes for table columns. */
@@ -34,7 +37,7 @@ static const char *size_short(int64_t v, char *buf, size_t len)
 }
 
 /* Copy s escaping bytes a terminal would act on; keep the tail if long. */
-static const char *printable(const char *s, char *buf, size_t len, size_t width)
+const char *printable(const char *s, char *buf, size_t len, size_t width)
 {
 	char tmp[4200];
 	size_t k = 0, n;
@@ -63,6 +66,9 @@ static void header(FILE *f, const struct mw_account *a, const struct report_opts
 
 	printable(a->comm, comm, sizeof(comm), 0);
 	fprintf(f, "memwatch: PID %d (%s) ", a->pid, comm);
+	if (a->execs)	/* the layout above the exec is gone: say so */
+		fprintf(f, "after %llu exec%s, ", (unsigned long long)a->execs,
+			a->execs > 1 ? "s" : "");
 	if (ro->cmd_status >= 0 && WIFEXITED(ro->cmd_status))
 		fprintf(f, "exited with status %d", WEXITSTATUS(ro->cmd_status));
 	else if (ro->cmd_status >= 0 && WIFSIGNALED(ro->cmd_status))
@@ -199,7 +205,7 @@ static void phases(FILE *f, const struct mw_account *a)
 	fputc('\n', f);
 }
 
-static void iterations(FILE *f, const struct mw_account *a)
+static void iterations(FILE *f, const struct mw_account *a, const struct report_opts *ro)
 {
 	const struct mw_phases *ph = &a->phases;
 	struct mw_hist hv, hr;
@@ -235,7 +241,7 @@ static void iterations(FILE *f, const struct mw_account *a)
 			size_short(mapping_rss_total(mp), b[1], 16), path);
 	}
 	report_steady_hist(a, &hv, &hr);
-	if (count) {
+	if (count && (hists_selected(ro->hists) & MW_HISTS_ITER)) {
 		fprintf(f, "  RSS growth per steady iteration:\n");
 		hist_print(f, &hr, "bytes");
 	}
@@ -271,10 +277,10 @@ void report_text_sample(FILE *f, const struct mw_account *a)
 {
 	const struct mw_phases *ph = &a->phases;
 	const struct mw_point *p = &ph->samples[ph->nsamples - 1].at;
-	const struct mw_point *prev = ph->nsamples > 1 ? &ph->samples[ph->nsamples - 2].at : NULL;
+	const struct mw_point *prev = phases_prev_sample(ph);
 	char b[6][16];
 
-	if (ph->nsamples == 1)
+	if (!prev)
 		fprintf(f, "%9s %8s %8s %8s %8s %8s %8s %9s\n", "secs", "VM", "+VM", "RSS",
 			"+RSS", "anon", "file", "faults");
 	fprintf(f, "%9.2f %8s %8s %8s %8s %8s %8s %9llu\n",
@@ -293,8 +299,10 @@ void report_text(FILE *f, const struct mw_account *a, const struct report_opts *
 	header(f, a, ro);
 	totals(f, a);
 	phases(f, a);
-	iterations(f, a);
+	iterations(f, a, ro);
 	release(f, a);
+	report_text_hists(f, a, ro);
+	report_text_callsites(f, a);
 	mappings(f, a, ro);
 	fflush(f);
 }

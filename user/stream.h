@@ -15,7 +15,7 @@
 
 #include "memwatch.h"
 
-#define MW_STREAM_VERSION	1
+#define MW_STREAM_VERSION	2
 
 enum mw_srec_kind {
 	MW_S_BPF = 1,	/* a ring-buffer record: struct mw_rec_hdr first */
@@ -26,6 +26,7 @@ enum mw_srec_kind {
 	MW_S_UNLINKED,	/* struct mw_unlinked: a mapped file has been deleted */
 	MW_S_MARKNAME,	/* struct mw_markname: the name of marker spec id */
 	MW_S_RECONCILE,	/* struct mw_reconcile: a mapping's RSS, measured */
+	MW_S_SYM,	/* struct mw_sym, then its strings: a code address named */
 };
 
 struct mw_srec {
@@ -101,5 +102,35 @@ struct mw_reconcile {
 	uint64_t start, end;
 	int64_t rss[MW_NR_MEMBERS];	/* swap: ignored */
 };
+
+/*
+ * The symbol of one code address of a traced process (--stacks), resolved by
+ * capture while the process was alive, so a recording replays without the
+ * binaries.  'addr' is the address looked up: for a return address, one less
+ * (mw_frame_lookup), so that it falls inside the call and not after it.
+ */
+struct mw_sym {
+	uint32_t pid;
+	uint32_t line;		/* source line, 0: unknown */
+	uint64_t addr;
+	uint64_t sym_addr;	/* start of the function; valid with a name */
+	uint64_t elf_addr;	/* addr as the module's ELF file numbers it */
+	uint16_t func_len;	/* bytes of each string that follows, with its */
+	uint16_t module_len;	/* NUL; 0: none.  In this order: function */
+	uint16_t file_len;	/* name, module path, source file */
+	uint16_t flags;		/* MW_SYM_*: the call frame at addr */
+};
+
+/* From the module's CFI: at this address the function has no frame of its
+ * own (its return address is the stack record's sp_word), or has one. */
+#define MW_SYM_LEAF	0x1
+#define MW_SYM_FRAMED	0x2
+
+/* The address to look up for frame i of a stack (0: the interrupted
+ * instruction itself; the rest, and sp_word, are return addresses). */
+static inline uint64_t mw_frame_lookup(uint64_t ip, int is_return)
+{
+	return is_return && ip ? ip - 1 : ip;
+}
 
 #endif /* MW_STREAM_H */

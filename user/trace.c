@@ -23,9 +23,11 @@
 #include "control.h"
 #include "launch.h"
 #include "preflight.h"
+#include "privs.h"
 #include "procfs.h"
 #include "recording.h"
 #include "seed.h"
+#include "symbolize.h"
 #include "trace.h"
 #include "util.h"
 
@@ -58,6 +60,7 @@ struct session {
 	struct mw_oracle_ans answers[MAX_ORACLE_PER_RECORD];
 	size_t nanswers;
 	struct mw_control ctl;	/* 'memwatch mark' */
+	struct mw_symbolizer *syms;	/* --stacks */
 };
 
 /* Everything capture learns passes here: into the analysis, and into the
@@ -91,6 +94,11 @@ static void feed_seed(struct session *s, enum mw_seed_mode mode)
 	free(seed);
 }
 
+static void feed_sym(void *ctx, const struct mw_srec *r)
+{
+	feed(ctx, r);
+}
+
 /* Every ring-buffer record passes here on its way to the analysis. */
 static void sink(void *ctx, const struct mw_srec *r)
 {
@@ -99,11 +107,31 @@ static void sink(void *ctx, const struct mw_srec *r)
 
 	if (r->kind == MW_S_BPF && (r->len < sizeof(*h) || h->tgid != (uint32_t)s->pid))
 		return;
+	/* Name a stack's addresses while the process is there to ask. */
+	if (r->kind == MW_S_BPF && h->type == MW_REC_STACK) {
+		if (!s->syms)
+			s->syms = symbolizer_new(s->pid);
+		symbolizer_stack(s->syms, r->data, r->len, feed_sym, s);
+	}
 	feed(s, r);
+	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && s->syms)
+		symbolizer_reset(s->syms);
 	/* exec built a new address space without syscalls: read it now,
 	 * before anything that follows in the buffer is applied. */
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC)
 		feed_seed(s, MW_SEED_EXEC);
+}
+
+/* privs_drop() asks: does bpf() on our maps work without CAP_BPF?  Any
+ * answer but "not permitted" is a yes (the process may be gone). */
+static bool bpf_probe(void *ctx)
+{
+	struct session *s = ctx;
+	struct mw_proc *k = mw_xcalloc(1, sizeof(*k));
+	int err = capture_proc_read(s->cap, s->pid, k);
+
+	free(k);
+	return err != -EPERM;
 }
 
 static int oracle_pagemap(void *ctx, uint64_t start, uint64_t end,
@@ -209,9 +237,14 @@ static void catch_up(struct session *s);
 
 static bool reap_child(struct session *s, int *status, bool block)
 {
+	int st;
+
 	for (;;) {
-		switch (launch_poll(s->pid, status, block)) {
+		/* *status is how it ended, never a stop seen on the way
+		 * (a signal it ignores still stops it for us first). */
+		switch (launch_poll(s->pid, &st, block)) {
 		case LAUNCH_GONE:
+			*status = st;
 			s->alive = false;
 			return true;
 		case LAUNCH_AT_EXIT:
@@ -334,8 +367,11 @@ static void note_unlinked_files(struct session *s)
 
 		if (!mp->has_file || mp->deleted || !mp->path || mp->path[0] != '/')
 			continue;
-		/* Inode only: st_dev differs from the mapping's s_dev on btrfs. */
-		if (stat(mp->path, &st) == 0 && st.st_ino == mp->ino)
+		/* Inode only: st_dev differs from the mapping's s_dev on btrfs.
+		 * A path we may not look up (capabilities dropped) tells
+		 * nothing: only a name that is gone or another file counts. */
+		if (stat(mp->path, &st) == 0 ? st.st_ino == mp->ino :
+		    errno != ENOENT && errno != ENOTDIR)
 			continue;
 		feed(s, &(struct mw_srec){ .kind = MW_S_UNLINKED, .len = sizeof(u), .data = &u });
 	}
@@ -394,18 +430,41 @@ static int wait_events(struct session *s, int timeout_ms)
 	return capture_poll(s->cap, 0);
 }
 
+/*
+ * The default sampling (-j or --svg without -i): fine while the run is
+ * young, coarser as it ages, so a run of a second still draws a curve and
+ * one of a day does not flood the JSON: every 10 ms for the first 5 s, every
+ * 100 ms to the first minute, then every second.
+ */
+static uint64_t auto_step(uint64_t elapsed_ns)
+{
+	if (elapsed_ns < 5 * MW_NS_PER_SEC)
+		return MW_NS_PER_SEC / 100;
+	if (elapsed_ns < 60 * MW_NS_PER_SEC)
+		return MW_NS_PER_SEC / 10;
+	return MW_NS_PER_SEC;
+}
+
+/* Milliseconds to wait for records: at most 50, less when a sample is due. */
+static int wait_ms(uint64_t now, uint64_t next_sample)
+{
+	if (!next_sample || next_sample >= now + 50 * MW_NS_PER_MS)
+		return 50;
+	return next_sample > now ? (int)((next_sample - now) / MW_NS_PER_MS) + 1 : 0;
+}
+
 static int loop(struct session *s, int *cmd_status)
 {
 	const struct trace_opts *o = s->o;
-	uint64_t now = mw_now_ns();
+	uint64_t now = mw_now_ns(), t0 = now;
 	uint64_t deadline = o->duration > 0 ? now + (uint64_t)(o->duration * 1e9) : 0;
-	uint64_t step = (uint64_t)(o->interval * 1e9), next_sample = step ? now + step : 0;
-	uint64_t next_check = 0;
+	uint64_t step = o->auto_samples ? auto_step(0) : (uint64_t)(o->interval * 1e9);
+	uint64_t next_sample = step ? now + step : 0, next_check = 0;
 	int forwarded = 0, status = -1, n;
 	bool exited = false;
 
 	for (;;) {
-		n = wait_events(s, 50);
+		n = wait_events(s, wait_ms(mw_now_ns(), next_sample));
 		if (n < 0 && n != -EINTR) {
 			mw_err("reading the ring buffer failed: %s", strerror(-n));
 			finish(s, false, -1);
@@ -415,6 +474,8 @@ static int loop(struct session *s, int *cmd_status)
 		now = mw_now_ns();
 		if (next_sample && now >= next_sample) {
 			capture_mark(s->cap, s->pid, MW_MARK_SAMPLE, NULL);
+			if (o->auto_samples)
+				step = auto_step(now - t0);
 			next_sample += step * ((now - next_sample) / step + 1);
 		}
 		if (handle_signal(s, &forwarded))
@@ -455,6 +516,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		.ringbuf_bytes = o->ringbuf_bytes,
 		/* '-- CMD' is held at its exit to catch up: records can wait. */
 		.batch_wakeups = o->cmd != NULL,
+		.stacks = o->stacks,
 		.sink = sink,
 		.sink_ctx = &s,
 	};
@@ -476,6 +538,9 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	control_open(&s.ctl);
 	err = start_target(&s, o);
 	if (!err) {
+		/* Attached, outputs open, the command started with the
+		 * user's privileges: the rest needs little. */
+		privs_drop(bpf_probe, &s);
 		if (o->cmd)
 			mw_dbg("tracing %s (PID %d) from its first instruction", o->cmd[0], s.pid);
 		else
@@ -488,5 +553,6 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	mw_dbg("trace done, detaching");
 	capture_close(s.cap);
 	mw_dbg("detached");
+	symbolizer_free(s.syms);
 	return err;
 }

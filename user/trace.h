@@ -25,6 +25,8 @@ struct trace_opts {
 	const struct mw_marker_spec *markers;	/* --phase-at, --iter */
 	size_t nmarkers;
 	double interval;	/* -i: seconds between samples, 0: none */
+	bool auto_samples;	/* no -i, but -j or --svg: trace.c's auto_step() */
+	bool stacks;		/* --stacks: call stacks of mappings, symbolised */
 };
 
 /*

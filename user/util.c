@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* util.c — exit codes, error reporting, time and size formatting. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,13 @@ void mw_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+const char *mw_open_strerror(int err)
+{
+	if (err == ELOOP)
+		return "it is a symbolic link, and memwatch does not follow one there";
+	return strerror(err);
 }
 
 void mw_dbg(const char *fmt, ...)

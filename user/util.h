@@ -33,11 +33,16 @@ enum mw_exit {
 
 /* "memwatch: <message>\n" on stderr. */
 void mw_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* strerror() for an output file's open(): outputs are opened O_NOFOLLOW,
+ * and its ELOOP means a symbolic link is in the way. */
+const char *mw_open_strerror(int err);
 /* Verbose diagnostics (-v). */
 extern int mw_verbose;
 void mw_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t mw_now_ns(void);	/* CLOCK_MONOTONIC, the clock BPF stamps with */
+#define MW_NS_PER_MS	1000000ull
+#define MW_NS_PER_SEC	1000000000ull
 
 /* "1.5 MiB", "512 B", "-3.0 MiB": binary units, one decimal. */
 const char *mw_human(int64_t bytes, char *buf, size_t len);

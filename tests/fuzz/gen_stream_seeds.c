@@ -215,6 +215,40 @@ static void op(uint32_t o, uint32_t opflags, uint64_t start, uint64_t end,
 	rec(MW_S_BPF, &r, len);
 }
 
+static void sym(uint64_t addr, uint64_t sym_addr, const char *func, const char *module,
+		const char *file, uint32_t line, uint16_t flags)
+{
+	char buf[sizeof(struct mw_sym) + 3 * 64] = { 0 };
+	struct mw_sym *s = (struct mw_sym *)buf;
+	char *p = buf + sizeof(*s);
+
+	*s = (struct mw_sym){ .pid = PID, .line = line, .addr = addr, .sym_addr = sym_addr,
+			      .elf_addr = addr & 0xffff, .flags = flags };
+	s->func_len = snprintf(p, 64, "%s", func) + 1;
+	p += s->func_len;
+	s->module_len = snprintf(p, 64, "%s", module) + 1;
+	p += s->module_len;
+	s->file_len = file ? snprintf(p, 64, "%s", file) + 1 : 0;
+	p += s->file_len;
+	rec(MW_S_SYM, buf, p - buf);
+}
+
+static void stack(uint32_t kind, uint64_t addr, uint64_t vm_bytes, uint64_t sp_word,
+		  const uint64_t *ips, uint32_t nr)
+{
+	struct mw_stack_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr = (struct mw_rec_hdr){ MW_REC_STACK, PID, PID, seq, ts += 10 };
+	r.kind = kind;
+	r.nr = nr;
+	r.addr = addr;
+	r.vm_bytes = vm_bytes;
+	r.sp_word = sp_word;
+	memcpy(r.ips, ips, nr * sizeof(*ips));
+	rec(MW_S_BPF, &r, offsetof(struct mw_stack_rec, ips) + nr * sizeof(*ips));
+}
+
 static void task(uint32_t type, const char *comm, int32_t code)
 {
 	struct mw_task_rec t = { 0 };
@@ -385,6 +419,23 @@ int main(int argc, char **argv)
 	mark(MW_MARK_SAMPLE, 0, "", VM_MAPS + 64, 72 * P);
 	mark(MW_MARK_PHASE, 0, "steady", VM_MAPS + 64, 72 * P);
 	state(1, VM_MAPS + 64, 72 * P, 0, 0, 0);
+	finish(1);
+	end();
+
+	/* 9: --stacks: symbols, an mmap with its stack, a first-fault stack,
+	 * RSS faulted in. */
+	begin(dir, "stacks");
+	seed(MW_SEED_EXEC, maps_text, NULL);
+	sym(0x7f0000001010, 0x7f0000001000, "__mmap", "/usr/lib/libc.so.6", NULL, 0, MW_SYM_LEAF);
+	sym(0x55555555510f, 0x555555555100, "alloc", "/usr/bin/app", "app.c", 12, MW_SYM_FRAMED);
+	sym(0x55555555520f, 0x555555555200, "main", "/usr/bin/app", "app.c", 30, MW_SYM_FRAMED);
+	op(MW_OP_MMAP, 0, A2, A2 + 64 * P, 0, 0, a_mmap, 0, VM_MAPS + 64, BRK0,
+	   1, (struct v[]){ { A2, A2 + 64 * P, RW, NULL, 0 } });
+	stack(MW_STACK_OP, A2, 64 * P, 0x555555555110,
+	      (uint64_t[]){ 0x7f0000001010, 0x555555555210, 0x1234 }, 3);
+	stack(MW_STACK_FAULT, A2, 0, 0, (uint64_t[]){ 0x555555555210 }, 1);
+	deltas(1, (uint64_t[]){ A2 }, (int64_t[]){ 8 * P });
+	state(1, VM_MAPS + 64, 48 * P, 0, 0, 0);
 	finish(1);
 	end();
 

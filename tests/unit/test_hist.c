@@ -214,6 +214,7 @@ static void check_print(const struct mw_hist *h, const char *unit,
 }
 
 #define STARS40 "****************************************"
+#define STARS20 "********************"
 
 TEST(print_small)
 {
@@ -286,14 +287,41 @@ TEST(print_top_slot)
 {
 	struct mw_hist h;
 	static const char *const want[] = {
-		"              bytes      : count    distribution",
-		"9223372036854775808 -> 18446744073709551615 : 2        |" STARS40 "|",
+		"                                  bytes      : count    distribution",
+		" 9223372036854775808 -> 18446744073709551615 : 2        |" STARS20 "|",
 	};
 
 	memset(&h, 0, sizeof(h));
 	hist_add(&h, 1ull << 63);
 	hist_add(&h, UINT64_MAX);
 	CHECK_PRINT(&h, "bytes", want);
+}
+
+/* The widest narrow slot still fits ten digits; the next one switches the
+ * whole histogram to twenty, keeping rows inside 80 columns. */
+TEST(print_wide_from_slot_34)
+{
+	struct mw_hist h;
+	static const char *const narrow[] = {
+		"              bytes      : count    distribution",
+		"4294967296 -> 8589934591 : 1        |" STARS40 "|",
+	};
+	static const char *const wide[] = {
+		"                                  bytes      : count    distribution",
+		"          4294967296 -> 8589934591           : 1        |" STARS20 "|",
+		"          8589934592 -> 17179869183          : 1        |" STARS20 "|",
+	};
+	char *out, *p;
+
+	memset(&h, 0, sizeof(h));
+	hist_add(&h, (1ull << 33) - 1);
+	CHECK_PRINT(&h, "bytes", narrow);
+	hist_add(&h, 1ull << 33);
+	CHECK_PRINT(&h, "bytes", wide);
+	out = print_to_string(&h, "bytes");
+	for (p = out; *p; p = strchr(p, '\n') + 1)
+		CHECK(strchr(p, '\n') - p <= 80);
+	free(out);
 }
 
 TEST(print_empty)
@@ -318,6 +346,7 @@ int main(void)
 	RUN(print_gap_and_scale);
 	RUN(print_one_slot_and_long_unit);
 	RUN(print_top_slot);
+	RUN(print_wide_from_slot_34);
 	RUN(print_empty);
 	return unit_done();
 }

@@ -451,6 +451,70 @@ TEST(marks_many)
 	model_free(&m);
 }
 
+/*
+ * Samples of a run of days: the kept ones stay at most MW_MAX_SAMPLES, in
+ * time order, evenly spaced (one in a power of two), the first always kept
+ * and the newest always last; the one before the newest is known for the
+ * text rows' deltas even when it was thinned away.
+ */
+static int check_samples(const struct mw_phases *ph, uint64_t taken)
+{
+	uint64_t stride = ph->sample_stride;
+	int bad = 0;
+
+	bad += ph->nsamples > MW_MAX_SAMPLES;
+	bad += ph->nsampled != taken;
+	bad += ph->samples[0].at.ts != 0;
+	bad += ph->samples[ph->nsamples - 1].at.ts != taken - 1;
+	bad += ph->samples[ph->nsamples - 1].at.faults != taken - 1;
+	for (size_t i = 0; i + 1 < ph->nsamples; i++)
+		bad += ph->samples[i].at.ts != i * stride;	/* on the stride but the last */
+	if (taken > 1)
+		bad += !phases_prev_sample(ph) || phases_prev_sample(ph)->ts != taken - 2;
+	return bad;
+}
+
+TEST(samples_thinned)
+{
+	struct mw_model m;
+	struct mw_phases ph;
+	struct mw_point p;
+	uint64_t n = 0, most = 0;
+	int bad = 0;
+
+	model_init(&m, 0);
+	phases_init(&ph);
+	CHECK(phases_prev_sample(&ph) == NULL);
+	p = pt(n, P, P, 0, 0, 0, n);
+	phases_mark(&ph, &m, MW_MARK_SAMPLE, NULL, &p, 0, 0);
+	n++;
+	CHECK(phases_prev_sample(&ph) == NULL);
+	CHECK_EQ_U64(ph.nsamples, 1);
+	/* Up to the cap: every one kept. */
+	for (; n < MW_MAX_SAMPLES; n++) {
+		p = pt(n, P, P, 0, 0, 0, n);
+		phases_mark(&ph, &m, MW_MARK_SAMPLE, NULL, &p, 0, 0);
+	}
+	CHECK_EQ_U64(ph.nsamples, MW_MAX_SAMPLES);
+	CHECK_EQ_U64(ph.sample_stride, 1);
+	CHECK_EQ_INT(check_samples(&ph, n), 0);
+	/* Past it: thinned, checked after every sample, through several halvings. */
+	for (; n < 37 * MW_MAX_SAMPLES + 5; n++) {
+		p = pt(n, P, P, 0, 0, 0, n);
+		phases_mark(&ph, &m, MW_MARK_SAMPLE, NULL, &p, 0, 0);
+		bad += check_samples(&ph, n + 1);
+		if (ph.nsamples > most)
+			most = ph.nsamples;
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_U64(most, MW_MAX_SAMPLES);
+	CHECK_EQ_U64(ph.sample_stride, 64);	/* 37 * cap samples: 32 < 37 <= 64 */
+	CHECK(ph.nsamples >= MW_MAX_SAMPLES / 2);
+	CHECK(ph.scap <= MW_MAX_SAMPLES);
+	phases_free(&ph);
+	model_free(&m);
+}
+
 TEST(mapping_grows_rules)
 {
 	struct mw_phases ph;
@@ -1137,6 +1201,7 @@ int main(void)
 	RUN(point_rss_excludes_swap);
 	RUN(marks_direct);
 	RUN(marks_many);
+	RUN(samples_thinned);
 	RUN(mapping_grows_rules);
 	RUN(session_consistent);
 	RUN(phase_boundaries);

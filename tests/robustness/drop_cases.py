@@ -8,10 +8,11 @@ import shutil
 import subprocess
 import tempfile
 
+import common
+
 
 def run(c, mw, wl):
-    from importlib.machinery import SourceFileLoader
-    h = SourceFileLoader("e2e_run", os.path.join(os.path.dirname(__file__), "run")).load_module()
+    h = common.harness()
     ck = tempfile.mkdtemp(prefix="mw-drop-")
     out = os.path.join(ck, "out.json")
     try:

@@ -6,15 +6,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common
 
 
 def run(c, mw, wl):
-    from importlib.machinery import SourceFileLoader
-    harness = SourceFileLoader("e2e_run", os.path.join(os.path.dirname(__file__), "run")).load_module()
+    harness = common.harness()
     ck = tempfile.mkdtemp(prefix="mw-hostile-ck-")
     files = tempfile.mkdtemp(prefix="mw-hostile-\x1b[1m-")
     out = os.path.join(ck, "out.json")

@@ -1,0 +1,102 @@
+"""Kernel features forced off with MEMWATCH_DISABLE, as an older or
+differently built kernel would lack them.  What memwatch cannot do without
+(user/preflight.c): exactly one line on stderr naming the feature and the
+Linux version that brought it, the documented exit code, and the command
+never started.  Where a fallback exists it is taken and the output stays
+right: rss_raw (the classic kmem:rss_stat tracepoint) and page_fault (RSS
+per process from rss_stat alone, with a one-line note), checked against
+/proc like any end-to-end case, and the programs memwatch loaded show the
+fallback was really in use."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import common
+
+EXIT = {"perm": 3, "nobtf": 4, "tracefs": 5, "kernel": 9}
+
+REQUIRED = [
+    # MEMWATCH_DISABLE name, words the line must have, exit code
+    ("tp_btf", ["tp_btf", "Linux 5.5"], EXIT["kernel"]),
+    ("ringbuf", ["ring buffers", "Linux 5.8"], EXIT["kernel"]),
+    ("task_storage", ["task storage", "Linux 5.11"], EXIT["kernel"]),
+    ("find_vma", ["bpf_find_vma()", "Linux 5.17"], EXIT["kernel"]),
+    ("bpf_loop", ["bpf_loop()", "Linux 5.17"], EXIT["kernel"]),
+    ("btf", ["BTF", "CONFIG_DEBUG_INFO_BTF"], EXIT["nobtf"]),
+    ("tracefs", ["tracefs", "mount"], EXIT["tracefs"]),
+    ("root", ["CAP_BPF", "CAP_PERFMON"], EXIT["perm"]),
+]
+
+
+def required(c, mw, tmp):
+    for name, words, code in REQUIRED:
+        marker = os.path.join(tmp, "ran-" + name)
+        p = subprocess.run([mw, "-q", "--", "touch", marker], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60,
+                           env=dict(os.environ, MEMWATCH_DISABLE=name))
+        lines = p.stderr.decode(errors="replace").strip().splitlines()
+        c.eq(p.returncode, code, f"without {name}: exit code")
+        c.check(len(lines) == 1 and lines[0].startswith("memwatch: ") and
+                all(w in lines[0] for w in words),
+                f"without {name}: one line naming {words} ({lines})")
+        c.check(not os.path.exists(marker), f"without {name}: the command never ran")
+
+
+def programs_in_use(mw, disable, tmp):
+    """Names of the BPF programs memwatch holds while tracing."""
+    errpath = os.path.join(tmp, "progs.err")
+    with open(errpath, "wb") as err:
+        p = subprocess.Popen([mw, "-v", "-q", "--", "sleep", "30"], stderr=err,
+                             env=dict(os.environ, MEMWATCH_DISABLE=disable))
+    try:
+        common.wait_stderr(p, errpath, "from its first instruction")
+        ids = common.prog_ids(p.pid)
+        names = {q["name"] for q in common.bpftool("prog") if q["id"] in ids}
+        return names, common.read(errpath)
+    finally:
+        common.kill_tree(p)
+
+
+def exact_with(c, mw, disable, modes):
+    """The end-to-end anon case, both modes, with features off."""
+    h = common.harness()
+    old = os.environ.get("MEMWATCH_DISABLE")
+    os.environ["MEMWATCH_DISABLE"] = disable
+    try:
+        for mode in modes:
+            h.run_case(c, mw, "anon", ["anon"], mode, True)
+    finally:
+        if old is None:
+            del os.environ["MEMWATCH_DISABLE"]
+        else:
+            os.environ["MEMWATCH_DISABLE"] = old
+
+
+def rss_raw(c, mw, tmp):
+    names, _ = programs_in_use(mw, "rss_raw", tmp)
+    c.check("rss_stat" in names and "rss_stat_raw" not in names,
+            f"rss_raw off: the classic rss_stat program is the one loaded ({sorted(names)})")
+    exact_with(c, mw, "rss_raw", ("cmd", "pid"))
+
+
+def page_fault(c, mw, tmp):
+    names, err = programs_in_use(mw, "page_fault", tmp)
+    c.check(not any(n.startswith("page_fault") for n in names),
+            f"page_fault off: no page-fault program loaded ({sorted(names)})")
+    notes = [ln for ln in err.splitlines() if "note:" in ln]
+    c.check(len(notes) == 1 and "page_fault_user" in notes[0] and "6.16" in notes[0],
+            f"page_fault off: one note saying what it costs ({notes})")
+    exact_with(c, mw, "page_fault", ("cmd", "pid"))
+
+
+def run(c, mw, wl):
+    tmp = tempfile.mkdtemp(prefix="mw-fallback-")
+    try:
+        for label, fn in (("fallbacks required features", lambda: required(c, mw, tmp)),
+                          ("fallbacks rss_raw", lambda: rss_raw(c, mw, tmp)),
+                          ("fallbacks page_fault", lambda: page_fault(c, mw, tmp))):
+            with common.subcase(c, label):
+                fn()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

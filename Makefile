@@ -22,7 +22,7 @@ CFLAGS    ?= -O2 -g
 # -fwrapv: counts from a damaged recording may be nonsense, never undefined.
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP -fwrapv
 CPPFLAGS  += -Iuser -Ibpf -I$(BUILD) -D_GNU_SOURCE
-LDLIBS    += -lbpf -lelf -lz -ljansson -ldw -lcap
+LDLIBS    += -lbpf -lelf -lz -ljansson -ldw -lcap -lmicrohttpd
 
 # Sanitizer build of the loader: make SANITIZE=1 (ASan + UBSan).
 ifeq ($(SANITIZE),1)
@@ -52,7 +52,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c tests/workloads/lib%.c,$(WORKLOAD_SRCS)))
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
-.PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz FORCE
+.PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -115,6 +115,11 @@ test-asan: $(ASAN_BIN) workloads
 # The README's test command: unit tests, then end-to-end and robustness tests as root.
 test: memwatch workloads $(UNIT_BINS)
 	@tests/run-all $(UNIT_BINS)
+
+# The quick benchmark regression check: exact counts, no losses, the replay's
+# instructions per record under callgrind (scripts/bench/regress; < 1 min).
+regress: memwatch workloads
+	@scripts/bench/regress
 
 # libFuzzer targets for every parser and the stream analysis (tests/fuzz/).
 FUZZ_SECONDS ?= 60

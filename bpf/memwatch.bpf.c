@@ -6,10 +6,13 @@
  *   state.bpf.h     maps, per-process lookup, counters, RSS attribution slots
  *   vma.bpf.h       reading the kernel's VMAs (bpf_find_vma) and file paths
  *   stack.bpf.h     user call stacks of mapping calls and first faults (--stacks)
+ *   rsscount.bpf.h  an mm's RSS counters read whole (per-CPU offsets)
  *   fault.bpf.h     page faults and kmem:rss_stat: the hot path
  *   syscalls.bpf.h  mmap, munmap, mremap, brk, mprotect, madvise, ... records
  *   task.bpf.h      exec and exit
  *   mark.bpf.h      phase and iteration markers: uprobes, USDT, 'memwatch mark'
+ *   host.bpf.h      host-wide tracing (-a): programs of its own, loaded instead
+ *                   of the per-process ones
  *
  * Hot-path work (faults, RSS counter updates) is aggregated in place in the
  * per-process state; only address-space changes, exec and exit are streamed.
@@ -26,7 +29,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "state.bpf.h"
 #include "vma.bpf.h"
 #include "stack.bpf.h"
+#include "rsscount.bpf.h"
 #include "fault.bpf.h"
 #include "syscalls.bpf.h"
 #include "task.bpf.h"
 #include "mark.bpf.h"
+#include "host.bpf.h"

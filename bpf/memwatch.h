@@ -58,6 +58,7 @@ enum mw_rec_type {
 	MW_REC_EXIT,		/* struct mw_task_rec */
 	MW_REC_MARK,		/* struct mw_mark_rec */
 	MW_REC_STACK,		/* struct mw_stack_rec (--stacks) */
+	MW_REC_HOST_EXIT,	/* struct mw_host_exit_rec (host-wide tracing) */
 };
 
 /* Phase markers. */
@@ -263,6 +264,35 @@ struct mw_proc {
 	__u64 lost;		/* records this process could not emit */
 	__u64 slot_evictions;	/* slot collisions flushed early */
 	struct mw_slot slots[MW_SLOTS];
+};
+
+/*
+ * Host-wide tracing (-a, --cgroup, several -p, -f): per-process totals only,
+ * no mappings, in the LRU map 'hosts' by tgid.  The counters are the kernel's
+ * own (rss_stat values, mm->total_vm), so they stay exact however many events
+ * go by; only exits travel through the ring buffer.
+ */
+#define MW_HOST_FOLLOW	0x1	/* its children join when they fork (-f) */
+
+struct mw_host {
+	__u32 flags;		/* MW_HOST_* */
+	__u32 pad;
+	__u64 mm_key;		/* the mm its counters belong to, 0: not seen yet */
+	__u64 cgroup_id;
+	__s64 rss[MW_NR_MEMBERS];	/* bytes */
+	__u64 rss_peak;		/* bytes, file + anon + shmem */
+	__u64 total_vm, vm_peak;	/* pages */
+	__u64 faults;		/* user faults and kernel faults on user memory */
+	__u64 mapped_bytes, unmapped_bytes;	/* VM growth and shrinkage seen */
+	__u64 first_ns;		/* when it joined */
+	char comm[MW_COMM_LEN];
+};
+
+struct mw_host_exit_rec {
+	struct mw_rec_hdr hdr;	/* MW_REC_HOST_EXIT; seq 0 */
+	__s32 exit_code;	/* wait status */
+	__u32 pad;
+	struct mw_host h;	/* its totals as it went */
 };
 
 /* Global counters (array map 'stats', one per CPU). */

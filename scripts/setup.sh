@@ -17,10 +17,13 @@ pkgs=(
 	libbpf-dev libelf-dev zlib1g-dev libjansson-dev pkg-config
 	libcap-dev			# dropping capabilities after attach
 	libdw-dev			# --stacks: symbols, line numbers, CFI (elfutils)
+	libmicrohttpd-dev		# --listen: the metrics endpoint's HTTP server
 	binutils			# tests: nm, strip (stacks-stripped)
+	valgrind			# make regress: callgrind instruction counts
 	systemtap-sdt-dev		# <sys/sdt.h>: USDT markers in workloads
 	python3 util-linux procps sudo	# tests: e2e runner, setpriv
 	chromium libxml2-utils		# tests: --svg renders, xmllint
+	prometheus			# tests: a real Prometheus scrapes --listen; promtool
 	libclang-rt-14-dev		# libFuzzer for tests/fuzz
 )
 missing=()
@@ -32,6 +35,12 @@ if ((${#missing[@]})); then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# The tests start their own Prometheus on loopback; the package's
+	# service would listen on every interface (port 9090) for nothing.
+	if [[ " ${missing[*]} " == *" prometheus "* && -d /run/systemd/system ]]; then
+		systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+		echo "setup.sh: installed prometheus for the tests; its service is disabled"
+	fi
 fi
 
 if [[ ! -r /sys/kernel/btf/vmlinux ]]; then

@@ -19,6 +19,7 @@ struct mw_capture {
 	struct ring_buffer *rb;
 	struct bpf_link *rss_link;
 	bool rss_raw;
+	bool host;		/* host-wide tracing */
 	struct bpf_link **marker_links;
 	size_t nmarker_links;
 	mw_sink_fn sink;
@@ -83,29 +84,60 @@ out:
 	return ok;
 }
 
-static int attach_rss(struct mw_capture *c)
-{
-	c->rss_link = bpf_program__attach(c->rss_raw ? c->skel->progs.rss_stat_raw :
-						      c->skel->progs.rss_stat);
-	return c->rss_link ? 0 : -errno;
-}
-
-/* Attach what this kernel has; say what it lacks. */
-static void drop_missing_programs(struct mw_capture *c)
+/* The kmem:rss_stat program of this mode and kernel: attached by hand, the
+ * others of the four never load. */
+static struct bpf_program *rss_program(struct mw_capture *c)
 {
 	struct memwatch_bpf *s = c->skel;
 
-	/* One RSS program loads (each is a good part of the start-up time):
-	 * the raw one unless it is known not to work here. */
-	bpf_program__set_autoattach(s->progs.rss_stat, false);
-	bpf_program__set_autoattach(s->progs.rss_stat_raw, false);
-	bpf_program__set_autoload(c->rss_raw ? s->progs.rss_stat : s->progs.rss_stat_raw, false);
+	if (c->host)
+		return c->rss_raw ? s->progs.host_rss_stat_raw : s->progs.host_rss_stat;
+	return c->rss_raw ? s->progs.rss_stat_raw : s->progs.rss_stat;
+}
 
-	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault")) {
-		bpf_program__set_autoload(s->progs.page_fault_user, false);
-		bpf_program__set_autoload(s->progs.page_fault_kernel, false);
-	} else if (!btf_tracepoint_exists("page_fault_kernel")) {
-		bpf_program__set_autoload(s->progs.page_fault_kernel, false);
+static int attach_rss(struct mw_capture *c)
+{
+	c->rss_link = bpf_program__attach(rss_program(c));
+	return c->rss_link ? 0 : -errno;
+}
+
+static bool is_rss_program(const struct memwatch_bpf *s, const struct bpf_program *p)
+{
+	return p == s->progs.rss_stat || p == s->progs.rss_stat_raw ||
+	       p == s->progs.host_rss_stat || p == s->progs.host_rss_stat_raw;
+}
+
+static bool is_fault_program(const struct memwatch_bpf *s, const struct bpf_program *p)
+{
+	return p == s->progs.page_fault_user || p == s->progs.page_fault_kernel ||
+	       p == s->progs.host_fault_user || p == s->progs.host_fault_kernel;
+}
+
+/*
+ * Load what this mode uses and this kernel has (each program verified is
+ * start-up time): host-wide, the host_* programs (host.bpf.h) and nothing
+ * per process; else the reverse.  cpu_offsets serves both.
+ */
+static void drop_missing_programs(struct mw_capture *c)
+{
+	struct memwatch_bpf *s = c->skel;
+	bool faults = btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
+	bool kfaults = faults && btf_tracepoint_exists("page_fault_kernel");
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, s->obj) {
+		bool host = strncmp(bpf_program__name(p), "host_", 5) == 0;
+		bool load = p == s->progs.cpu_offsets || host == c->host;
+
+		if (is_rss_program(s, p)) {
+			bpf_program__set_autoattach(p, false);
+			load = p == rss_program(c);
+		} else if (is_fault_program(s, p)) {
+			bool kernel = p == s->progs.page_fault_kernel || p == s->progs.host_fault_kernel;
+
+			load = load && (kernel ? kfaults : faults);
+		}
+		bpf_program__set_autoload(p, load);
 	}
 }
 
@@ -123,6 +155,12 @@ static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
 	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
 	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
 	c->skel->rodata->want_stacks = o->stacks;
+	c->skel->rodata->host_join = o->host_join;
+	c->skel->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
+	if (o->host_procs) {
+		bpf_map__set_max_entries(c->skel->maps.hosts, o->host_procs);
+		bpf_map__set_max_entries(c->skel->maps.host_mm, o->host_procs);
+	}
 	if (!o->stacks)		/* unused: do not reserve its memory */
 		bpf_map__set_max_entries(c->skel->maps.fault_stacked, 1);
 	drop_missing_programs(c);
@@ -143,6 +181,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->sink_ctx = o->sink_ctx;
 	c->ncpus = libbpf_num_possible_cpus();
 	c->rss_raw = btf_tracepoint_exists("rss_stat") && !feature_disabled("rss_raw");
+	c->host = o->host_procs > 0;
 	err = open_and_load(c, o);
 	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
 		/* No per-CPU offsets: load again with the classic one. */
@@ -153,6 +192,15 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	}
 	if (err)
 		goto fail;
+	if (!err && o->host_procs && o->host_cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.host_cg), &zero,
+					&o->host_cgroup_fd, BPF_ANY)) {
+			mw_err("cannot select the cgroup: %s", strerror(errno));
+			goto fail;
+		}
+	}
 	err = memwatch_bpf__attach(c->skel);
 	if (!err)
 		err = attach_rss(c);
@@ -224,6 +272,47 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, init, BPF_NOEXIST))
 		return -errno;
 	return 0;
+}
+
+int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.hosts), &key, init, BPF_NOEXIST))
+		return -errno;
+	return 0;
+}
+
+/* In batches: one syscall per few hundred entries, not two per entry. */
+long capture_host_read(struct mw_capture *c, uint32_t **pids, struct mw_host **out)
+{
+	int fd = bpf_map__fd(c->skel->maps.hosts);
+	size_t cap = bpf_map__max_entries(c->skel->maps.hosts), n = 0;
+	__u32 batch = 0, count;
+	bool first = true;
+	int err;
+
+	*pids = mw_xcalloc(cap, sizeof(**pids));
+	*out = mw_xcalloc(cap, sizeof(**out));
+	for (;;) {
+		count = (__u32)MW_MIN(cap - n, (size_t)256);
+		if (!count)
+			break;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, *pids + n,
+					   *out + n, &count, NULL);
+		first = false;
+		n += count;
+		if (err) {
+			if (errno == ENOENT)
+				break;	/* the end */
+			free(*pids);
+			free(*out);
+			*pids = NULL;
+			*out = NULL;
+			return -errno;
+		}
+	}
+	return (long)n;
 }
 
 void capture_untrack(struct mw_capture *c, pid_t pid)

@@ -22,6 +22,10 @@ struct mw_capture_opts {
 	size_t ringbuf_bytes;	/* power of two, >= 4096 */
 	bool batch_wakeups;	/* wake only per ringbuf_bytes/8 (see state.bpf.h) */
 	bool stacks;		/* --stacks: MW_REC_STACK records (stack.bpf.h) */
+	/* Host-wide tracing (host.bpf.h): */
+	size_t host_procs;	/* entries in 'hosts'; 0: not host-wide */
+	bool host_join;		/* new processes join by themselves (-a, --cgroup) */
+	int host_cgroup_fd;	/* with host_join: only under this cgroup; -1: all */
 	mw_sink_fn sink;
 	void *sink_ctx;
 };
@@ -59,6 +63,11 @@ int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name);
 int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out);
 /* An fd that becomes readable when records are waiting. */
 int capture_fd(struct mw_capture *c);
+
+/* Host-wide: start tracing pid with these totals (from /proc). */
+int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init);
+/* Host-wide: every entry now, into *out (caller frees); count or -errno. */
+long capture_host_read(struct mw_capture *c, uint32_t **pids, struct mw_host **out);
 
 /* The kernel's aggregate for pid, delivered as an MW_S_STATE record. */
 int capture_emit_state(struct mw_capture *c, pid_t pid, int final);

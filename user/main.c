@@ -21,6 +21,7 @@
 #include "capture.h"
 #include "control.h"
 #include "hists.h"
+#include "host.h"
 #include "launch.h"
 #include "recording.h"
 #include "report.h"
@@ -50,6 +51,10 @@ struct cli {
 	bool quiet;
 	long max_mappings;	/* -1: per-format default */
 	unsigned int hists;	/* --hist: MW_HISTS_* (0: the default) */
+	/* host-wide (host.h) */
+	struct host_opts host;
+	pid_t *pids;		/* every -p */
+	size_t npids;
 };
 
 enum {
@@ -63,10 +68,22 @@ enum {
 	OPT_STACKS,
 	OPT_FOLDED,
 	OPT_FOLDED_BY,
+	OPT_CGROUP,
+	OPT_BY,
+	OPT_TOP,
+	OPT_LISTEN,
+	OPT_MAX_PROCS,
 };
 
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Trace the running process PID (all its threads)", 0 },
+	{ "pid", 'p', "PID", 0, "Trace the running process PID (all its threads); given more than once, or with -f, host-wide totals of each", 0 },
+	{ "all", 'a', NULL, 0, "Host-wide: every process, new ones too (per-process totals, no mappings)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Host-wide, only the processes in this cgroup v2 directory and below (a container's cgroup, a slice)", 0 },
+	{ "follow", 'f', NULL, 0, "Host-wide: children of the traced processes join as they fork", 0 },
+	{ "by", OPT_BY, "process|cgroup", 0, "Host-wide tables per process (default) or per cgroup", 0 },
+	{ "top", OPT_TOP, "N", 0, "Host-wide: rows per table and processes with their own metrics series (default 10)", 0 },
+	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Host-wide: serve Prometheus/OpenMetrics metrics on http://ADDR:PORT/metrics (PORT alone: 127.0.0.1). It shows every traced process's name and memory to whoever can connect: keep it on loopback or behind a proxy that authenticates", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Host-wide: processes the kernel keeps at once; beyond it the least recently active are dropped (default 65536)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: when the process exits or on Ctrl-C)", 0 },
 	{ "json", 'j', "FILE", 0, "Write newline-delimited JSON to FILE ('-' for stdout); the last line is the summary", 0 },
 	{ "output", 'o', "FILE", 0, "Write the text report to FILE instead of stdout (record: the recording)", 0 },
@@ -158,6 +175,26 @@ static void add_marker(struct cli *c, const char *arg, __u32 kind)
 				      .kind = kind };
 }
 
+static bool host_wide(const struct cli *c)
+{
+	return c->host.all || c->host.cgroup || c->host.follow || c->npids > 1;
+}
+
+/* Host-wide tracing keeps totals per process, nothing per mapping. */
+static void check_host_options(const struct cli *c)
+{
+	if (c->mode != MODE_TRACE)
+		usage_error("record and report are for one process; host-wide tracing streams with -j%s", "");
+	if (c->trace.stacks || c->svg_path || c->nmarkers || c->hists)
+		usage_error("--stacks, --folded, --svg, --phase-at, --iter and --hist are for one process, not host-wide%s", "");
+	if (c->host.all && c->host.cgroup)
+		usage_error("give -a or --cgroup, not both%s", "");
+	if (c->trace.cmd && (c->host.all || c->host.cgroup || c->npids))
+		usage_error("host-wide, -- CMD goes only with -f (it and its children)%s", "");
+	if (c->host.follow && !c->npids && !c->trace.cmd && !c->host.all && !c->host.cgroup)
+		usage_error("-f follows the children of -p PID or -- CMD%s", "");
+}
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct cli *c = state->input;
@@ -165,9 +202,34 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'p':
-		if (c->trace.pid)
-			usage_error("-p given twice%s", "");
-		c->trace.pid = parse_long(arg, 1, INT_MAX, "PID");
+		v = parse_long(arg, 1, INT_MAX, "PID");
+		if (!c->trace.pid)
+			c->trace.pid = (pid_t)v;
+		c->pids = mw_xrealloc(c->pids, c->npids + 1, sizeof(*c->pids));
+		c->pids[c->npids++] = (pid_t)v;
+		break;
+	case 'a':
+		c->host.all = true;
+		break;
+	case OPT_CGROUP:
+		c->host.cgroup = arg;
+		break;
+	case 'f':
+		c->host.follow = true;
+		break;
+	case OPT_BY:
+		if (strcmp(arg, "process") && strcmp(arg, "cgroup"))
+			usage_error("invalid --by '%s': expected process or cgroup", arg);
+		c->host.by_cgroup = strcmp(arg, "cgroup") == 0;
+		break;
+	case OPT_TOP:
+		c->host.top = parse_long(arg, 1, 100000, "row count");
+		break;
+	case OPT_LISTEN:
+		c->host.listen = arg;
+		break;
+	case OPT_MAX_PROCS:
+		c->host.max_procs = parse_long(arg, 64, 1 << 22, "process count");
 		break;
 	case 'd':
 		c->trace.duration = parse_seconds(arg);
@@ -266,10 +328,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		}
 		if (c->mode == MODE_RECORD && !c->record_path)
 			usage_error("record: -o FILE names the recording to write%s", "");
+		if (host_wide(c)) {
+			check_host_options(c);
+			break;
+		}
+		if (c->host.listen || c->host.by_cgroup || c->host.top)
+			usage_error("--listen, --by and --top go with host-wide tracing (-a, --cgroup, several -p, -f)%s", "");
 		if (c->trace.pid && c->trace.cmd)
 			usage_error("give either -p PID or -- CMD, not both%s", "");
 		if (!c->trace.pid && !c->trace.cmd)
-			usage_error("nothing to trace: give -p PID or -- CMD [ARGS...]%s", "");
+			usage_error("nothing to trace: give -p PID, -- CMD [ARGS...] or -a%s", "");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -396,6 +464,36 @@ static int run_report(struct cli *c, FILE *json, FILE *text, FILE *svg)
 	return err;
 }
 
+/* Host-wide: tables as it goes, JSON lines, metrics. */
+static int run_host(struct cli *c, FILE *json, FILE *text)
+{
+	struct host_opts *o = &c->host;
+	int err, status, out_err = 0;
+
+	o->pids = c->pids;
+	o->npids = c->npids;
+	o->cmd = c->trace.cmd;
+	o->interval = c->interval_given ? c->trace.interval : 0;
+	o->duration = c->trace.duration;
+	o->top = o->top ?: 10;
+	o->max_procs = o->max_procs ?: 65536;
+	o->ringbuf_bytes = c->trace.ringbuf_bytes;
+	o->json = json;
+	o->text = text;
+	err = host_run(o, &status);
+	if (json)
+		out_err = close_output(json, c->json_path);
+	if (text)
+		out_err = close_output(text, c->text_path) ?: out_err;
+	if (err)
+		return err;
+	if (out_err)
+		return out_err;
+	if (c->trace.cmd && status >= 0)
+		return launch_exit_code(status);
+	return MW_EXIT_OK;
+}
+
 /* Trace (and with 'record', save the stream); report at the end. */
 static int run_trace(struct cli *c, FILE *json, FILE *text, FILE *svg)
 {
@@ -438,6 +536,14 @@ static int run_trace(struct cli *c, FILE *json, FILE *text, FILE *svg)
 	return MW_EXIT_OK;
 }
 
+static void free_cli(struct cli *c)
+{
+	for (size_t i = 0; i < c->nmarkers; i++)
+		free(c->markers[i].binary);	/* symbol and name point into it */
+	free(c->markers);
+	free(c->pids);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = {
@@ -446,6 +552,7 @@ int main(int argc, char **argv)
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
 	FILE *json = NULL, *text = NULL, *svg = NULL;
+	int err;
 
 	argv[0] = "memwatch";	/* getopt's messages name argv[0] */
 	argp_program_version = "memwatch " MW_VERSION;
@@ -483,7 +590,15 @@ int main(int argc, char **argv)
 		svg = open_output(c.svg_path);
 	if (c.folded_path)
 		c.folded = open_output(c.folded_path);
-	if (c.mode == MODE_REPORT)
-		return run_report(&c, json, text, svg);
-	return run_trace(&c, json, text, svg);
+	if (c.mode == MODE_REPORT) {
+		err = run_report(&c, json, text, svg);
+		free_cli(&c);
+		return err;
+	}
+	if (host_wide(&c))
+		err = run_host(&c, json, text);
+	else
+		err = run_trace(&c, json, text, svg);
+	free_cli(&c);
+	return err;
 }

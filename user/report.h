@@ -23,6 +23,9 @@ const char *report_phase_name(const struct mw_account *a, const struct mw_mappin
 /* s for a terminal: control bytes as \xNN; at most width columns, keeping
  * the tail (0: no limit) (report_text.c). */
 const char *printable(const char *s, char *buf, size_t len, size_t width);
+/* "0", "512B", "64K", "1.5M", "2.25G", with a sign if negative: for tables
+ * (report_text.c). */
+const char *size_short(int64_t v, char *buf, size_t len);
 
 struct mw_hist;
 /* Growth per steady-state iteration (after settled_after), bytes >= 0. */

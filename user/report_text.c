@@ -18,7 +18,7 @@
 #include "util.h"
 
 /* "176.0M", "512K", "0": compact sizes for table columns. */
-static const char *size_short(int64_t v, char *buf, size_t len)
+const char *size_short(int64_t v, char *buf, size_t len)
 {
 	uint64_t mag = v < 0 ? -(uint64_t)v : (uint64_t)v;
 	const char *sign = v < 0 ? "-" : "";

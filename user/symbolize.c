@@ -163,6 +163,13 @@ static uint16_t text_len(const char *str)
 	return n > UINT16_MAX ? 0 : (uint16_t)n;	/* absurdly long: drop it */
 }
 
+static char *put_text(char *p, const char *str, uint16_t n)
+{
+	if (n)
+		memcpy(p, str, n);
+	return p + n;
+}
+
 static void send_sym(struct mw_symbolizer *s, uint64_t addr, mw_sink_fn sink, void *ctx)
 {
 	struct mw_sym sym = { .pid = (uint32_t)s->pid, .addr = addr };
@@ -178,11 +185,9 @@ static void send_sym(struct mw_symbolizer *s, uint64_t addr, mw_sink_fn sink, vo
 	buf = mw_xcalloc(1, len);
 	memcpy(buf, &sym, sizeof(sym));
 	p = buf + sizeof(sym);
-	memcpy(p, t.func, sym.func_len);
-	p += sym.func_len;
-	memcpy(p, t.module, sym.module_len);
-	p += sym.module_len;
-	memcpy(p, t.file, sym.file_len);
+	p = put_text(p, t.func, sym.func_len);
+	p = put_text(p, t.module, sym.module_len);
+	put_text(p, t.file, sym.file_len);
 	sink(ctx, &(struct mw_srec){ .kind = MW_S_SYM, .len = (uint32_t)len, .data = buf });
 	free(buf);
 }

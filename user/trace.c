@@ -27,23 +27,10 @@
 #include "procfs.h"
 #include "recording.h"
 #include "seed.h"
+#include "signals.h"
 #include "symbolize.h"
 #include "trace.h"
 #include "util.h"
-
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t nsignals;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-	nsignals++;
-}
-
-/* SIGCHLD only interrupts poll(): a child held at its exit is served now. */
-static void on_child(int sig)
-{
-}
 
 #define MAX_ORACLE_PER_RECORD 16
 
@@ -151,19 +138,6 @@ static int oracle_pagemap(void *ctx, uint64_t start, uint64_t end,
 	return err;
 }
 
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = on_child;
-	sigaction(SIGCHLD, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);	/* a closed stdout is a write error */
-}
-
 /* Uprobes for --phase-at/--iter, USDT probes of the executable; the names
  * go into the stream, the kernel knows the specs by number only. */
 static int attach_markers(struct session *s, const struct trace_opts *o)
@@ -265,13 +239,15 @@ static bool reap_child(struct session *s, int *status, bool block)
  * already does) and the trace ends when it exits; a second one ends it now. */
 static bool handle_signal(struct session *s, int *forwarded)
 {
-	if (!stop_signal)
+	int sig = mw_stop_signal();
+
+	if (!sig)
 		return false;
-	if (!s->o->cmd || nsignals > 1)
+	if (!s->o->cmd || mw_stop_count() > 1)
 		return true;
-	if (*forwarded != stop_signal && stop_signal != SIGINT)
-		kill(s->pid, stop_signal);
-	*forwarded = stop_signal;
+	if (*forwarded != sig && sig != SIGINT)
+		kill(s->pid, sig);
+	*forwarded = sig;
 	return false;
 }
 
@@ -517,6 +493,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		/* '-- CMD' is held at its exit to catch up: records can wait. */
 		.batch_wakeups = o->cmd != NULL,
 		.stacks = o->stacks,
+		.host_cgroup_fd = -1,
 		.sink = sink,
 		.sink_ctx = &s,
 	};
@@ -534,7 +511,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	if (err)
 		return err;
 	mw_dbg("BPF programs attached");
-	install_signals();
+	mw_signals_install();
 	control_open(&s.ctl);
 	err = start_target(&s, o);
 	if (!err) {

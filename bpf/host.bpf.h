@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * host.bpf.h — host-wide tracing: every process (-a), those of one cgroup
+ * (--cgroup), or given ones and their children (-p ... -f), each as a set of
+ * totals in 'hosts'.  The RSS values are the kernel's counters, read whole at
+ * every change, VM is mm->total_vm read after every address-space syscall;
+ * nothing is attributed to mappings and nothing is streamed but exits, so a
+ * busy host costs a map update per RSS change.  These programs load only
+ * host-wide, in place of the per-process ones (capture.c).
+ */
+#ifndef MW_HOST_BPF_H
+#define MW_HOST_BPF_H
+
+const volatile bool host_join = false;		/* new processes join by themselves */
+const volatile bool host_in_cgroup = false;	/* ... only under host_cg[0] */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);		/* sized by the loader in host mode */
+	__type(key, __u32);
+	__type(value, struct mw_host);
+} hosts SEC(".maps");
+
+/* mm -> tgid, to place changes made from other contexts (reclaim, a
+ * parent's fork copying into the child). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u64);
+	__type(value, __u32);
+} host_mm SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} host_cg SEC(".maps");
+
+/* Does the current task belong to the traced set by itself? */
+static __always_inline bool host_admits_current(void)
+{
+	if (!host_join)
+		return false;
+	return !host_in_cgroup || bpf_current_task_under_cgroup(&host_cg, 0) == 1;
+}
+
+/* RSS peak and VM peak after a change, as /proc's VmHWM and VmPeak. */
+static __always_inline void host_note(struct mw_host *h)
+{
+	__u64 rss = h->rss[MW_FILE] + h->rss[MW_ANON] + h->rss[MW_SHMEM];
+
+	if (rss > h->rss_peak)
+		h->rss_peak = rss;
+	if (h->total_vm > h->vm_peak)
+		h->vm_peak = h->total_vm;
+}
+
+/* The counters of mm, whole: what /proc/PID/status would show now.  Needs
+ * the per-CPU offsets (raw rss_stat); without them the first change of each
+ * counter fills it in. */
+static __always_inline void host_fill(struct mw_host *h, struct mm_struct *mm)
+{
+	__u32 zero = 0;
+	struct mw_cpu_offsets *o = bpf_map_lookup_elem(&cpu_offsets_map, &zero);
+
+	h->mm_key = (__u64)mm;
+	h->total_vm = mm ? BPF_CORE_READ(mm, total_vm) : 0;
+	h->vm_peak = h->total_vm;
+	if (!o || !o->ready || !mm)
+		return;
+	for (__u32 m = 0; m < MW_NR_MEMBERS; m++)
+		h->rss[m] = rss_counter_bytes(mm, m);
+	h->rss_peak = 0;
+	host_note(h);
+}
+
+/* A new entry for task (the current one, or a child just forked). */
+static __always_inline struct mw_host *host_add(__u32 tgid, struct task_struct *task,
+						__u32 flags)
+{
+	struct mw_host h = {};
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+
+	h.flags = flags;
+	h.cgroup_id = bpf_get_current_cgroup_id();
+	h.first_ns = bpf_ktime_get_ns();
+	bpf_probe_read_kernel_str(h.comm, sizeof(h.comm), task->comm);
+	host_fill(&h, mm);
+	if (bpf_map_update_elem(&hosts, &tgid, &h, BPF_NOEXIST))
+		return bpf_map_lookup_elem(&hosts, &tgid);	/* raced: it is there */
+	if (mm)
+		bpf_map_update_elem(&host_mm, &h.mm_key, &tgid, BPF_ANY);
+	return bpf_map_lookup_elem(&hosts, &tgid);
+}
+
+/* The current process's entry, made if it belongs to the traced set. */
+static __always_inline struct mw_host *host_current(bool create)
+{
+	__u32 tgid = current_tgid();
+	struct mw_host *h = bpf_map_lookup_elem(&hosts, &tgid);
+
+	if (h || !create || !host_admits_current())
+		return h;
+	return host_add(tgid, bpf_get_current_task_btf(), 0);
+}
+
+/* kmem:rss_stat, host-wide: one counter of the mm at key is now value
+ * (-1: read it). */
+static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 value,
+				     struct mm_struct *mm)
+{
+	struct mw_host *h = NULL;
+	__u32 *owner, tgid;
+
+	if (member >= MW_NR_MEMBERS)
+		return;
+	if (curr) {
+		h = host_current(true);
+		if (h && h->mm_key != key) {
+			/* An mm we had not seen for it: the loader's seed
+			 * from /proc, or a fresh one after exec. */
+			h->mm_key = key;
+			tgid = current_tgid();
+			bpf_map_update_elem(&host_mm, &key, &tgid, BPF_ANY);
+		}
+	} else {
+		owner = bpf_map_lookup_elem(&host_mm, &key);
+		if (owner)
+			h = bpf_map_lookup_elem(&hosts, owner);
+		if (h && h->mm_key != key)
+			h = NULL;
+	}
+	if (!h)
+		return;
+	h->rss[member & (MW_NR_MEMBERS - 1)] = value >= 0 ? value : rss_counter_bytes(mm, member);
+	host_note(h);
+}
+
+static __always_inline void host_fault(void)
+{
+	struct mw_host *h = host_current(false);
+
+	if (h)
+		__sync_fetch_and_add(&h->faults, 1);
+}
+
+/* After an address-space syscall: VM as the mm has it now. */
+static __always_inline void host_syscall(void)
+{
+	struct mw_host *h;
+	__u64 vm;
+
+	h = host_current(true);
+	if (!h)
+		return;
+	vm = BPF_CORE_READ(current_mm(), total_vm);
+	if (vm > h->total_vm)
+		__sync_fetch_and_add(&h->mapped_bytes, (vm - h->total_vm) << MW_PAGE_SHIFT);
+	else
+		__sync_fetch_and_add(&h->unmapped_bytes, (h->total_vm - vm) << MW_PAGE_SHIFT);
+	h->total_vm = vm;
+	host_note(h);
+}
+
+/* A child of a followed process (-f), or any new one with -a/--cgroup,
+ * joins as it forks, with the counters its copied mm starts with. */
+static __always_inline void host_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	struct mw_host *p;
+
+	if (child->pid != ctgid)
+		return;		/* a thread: its process is there already */
+	p = bpf_map_lookup_elem(&hosts, &ptgid);
+	if (p && (p->flags & MW_HOST_FOLLOW))
+		host_add(ctgid, child, MW_HOST_FOLLOW);
+	else if (host_admits_current())
+		host_add(ctgid, child, 0);
+}
+
+/* exec: a new mm, new peaks, a new name. */
+static __always_inline void host_exec(struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	struct mw_host *h = bpf_map_lookup_elem(&hosts, &tgid);
+
+	if (!h)
+		return;
+	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
+	__builtin_memset(h->rss, 0, sizeof(h->rss));
+	host_fill(h, task->mm);
+	bpf_map_update_elem(&host_mm, &h->mm_key, &tgid, BPF_ANY);
+}
+
+/* The last thread exits: its totals go to the loader, its entry goes. */
+static __always_inline void host_exit(struct task_struct *task)
+{
+	__u32 tgid = task->tgid;
+	struct mw_host *h = bpf_map_lookup_elem(&hosts, &tgid);
+	struct mw_host_exit_rec *rec;
+
+	if (!h)
+		return;
+	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec), 0);
+	if (rec) {
+		__builtin_memset(rec, 0, sizeof(*rec));
+		rec->exit_code = BPF_CORE_READ(task, exit_code);
+		rec->h = *h;
+		hdr_fill(&rec->hdr, MW_REC_HOST_EXIT, tgid, 0);
+		bpf_ringbuf_submit(rec, 0);
+	} else {
+		stat_inc(MW_STAT_RB_LOST);
+	}
+	bpf_map_delete_elem(&host_mm, &h->mm_key);
+	bpf_map_delete_elem(&hosts, &tgid);
+}
+
+/* ---- the programs ---------------------------------------------------------- */
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(host_rss_stat_raw, struct mm_struct *mm, int member)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	host_rss((__u64)mm, task->mm == mm, member, -1, mm);
+	return 0;
+}
+
+SEC("tracepoint/kmem/rss_stat")
+int host_rss_stat(struct trace_event_raw_rss_stat *ctx)
+{
+	host_rss(ctx->mm_id, ctx->curr, ctx->member, ctx->size, NULL);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(host_fault_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	host_fault();
+	return 0;
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(host_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if (address < (1UL << 47))
+		host_fault();
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(host_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (syscall_op(MW_SYSCALL_NR(regs)))
+		host_syscall();
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(host_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	host_fork(parent, child);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(host_process_exec, struct task_struct *task, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	host_exec(task);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(host_process_exit, struct task_struct *task)
+{
+	/* signal->live drops to 0 as the last thread exits (group_dead). */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		host_exit(task);
+	return 0;
+}
+
+#endif /* MW_HOST_BPF_H */

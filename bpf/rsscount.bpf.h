@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * rsscount.bpf.h — reading an mm's RSS counters whole, as
+ * percpu_counter_sum_positive() does, from BPF: the raw rss_stat program and
+ * host-wide tracing need the value, not the change.
+ *
+ * The raw rss_stat program sums the per-CPU RSS counters itself, which needs
+ * the per-CPU offsets: cpu_offsets (a BPF_PROG_TYPE_SYSCALL program the
+ * loader runs once) notes where a per-CPU map value lives on each CPU; the
+ * difference from the map's __percpu pointer is that CPU's offset.
+ */
+#ifndef MW_RSSCOUNT_BPF_H
+#define MW_RSSCOUNT_BPF_H
+
+const volatile __u32 nr_cpus = 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_cpu_offsets);
+} cpu_offsets_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_probe SEC(".maps");
+
+struct cpuoff_ctx {
+	struct mw_cpu_offsets *o;
+};
+
+static long note_cpu(__u32 cpu, struct cpuoff_ctx *c)
+{
+	__u32 zero = 0;
+	void *v = bpf_map_lookup_percpu_elem(&cpu_probe, &zero, cpu);
+
+	if (!v || cpu >= MW_MAX_CPUS)
+		return 1;
+	c->o->addr[cpu & (MW_MAX_CPUS - 1)] = (__u64)v;
+	c->o->ncpus = cpu + 1;
+	return 0;
+}
+
+/* Run once by the loader (BPF_PROG_TEST_RUN). */
+SEC("syscall")
+int cpu_offsets(void *ctx)
+{
+	char buf[sizeof(struct bpf_array) + 8];
+	struct cpuoff_ctx c;
+	__u32 zero = 0;
+
+	c.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero);
+	if (!c.o || bpf_probe_read_kernel(buf, sizeof(buf), &cpu_probe))
+		return 1;
+	/* pptrs[0] follows the struct: the flexible array's first entry. */
+	c.o->pptr = *(__u64 *)(buf + bpf_core_type_size(struct bpf_array));
+	bpf_loop(nr_cpus, note_cpu, &c, 0);
+	return 0;
+}
+
+struct sum_ctx {
+	struct mw_cpu_offsets *o;
+	__u64 counters;
+	__s64 sum;
+};
+
+static long sum_cpu(__u32 cpu, struct sum_ctx *c)
+{
+	__s32 v = 0;
+
+	if (cpu >= c->o->ncpus)
+		return 1;
+	bpf_probe_read_kernel(&v, sizeof(v),
+			      (void *)(c->counters + c->o->off[cpu & (MW_MAX_CPUS - 1)]));
+	c->sum += v;
+	return 0;
+}
+
+/* percpu_counter_sum_positive(&mm->rss_stat[member]): what the classic
+ * tracepoint computes for its 'size' (6.2+: percpu rss counters). */
+static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 member)
+{
+	unsigned long base = (unsigned long)mm + bpf_core_field_offset(struct mm_struct, rss_stat);
+	struct percpu_counter *fbc = (void *)(base + (member & (MW_NR_MEMBERS - 1)) *
+					      bpf_core_type_size(struct percpu_counter));
+	__u32 zero = 0;
+	struct sum_ctx c = {
+		.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero),
+		.counters = (__u64)BPF_CORE_READ(fbc, counters),
+		.sum = BPF_CORE_READ(fbc, count),
+	};
+
+	if (!c.o)
+		return 0;
+	if (nr_cpus <= 8) {
+		/* Small machines: no callback per CPU. */
+		for (int cpu = 0; cpu < 8; cpu++) {
+			__s32 v = 0;
+
+			if (cpu >= nr_cpus)
+				break;
+			bpf_probe_read_kernel(&v, sizeof(v), (void *)(c.counters + c.o->off[cpu]));
+			c.sum += v;
+		}
+	} else {
+		bpf_loop(nr_cpus, sum_cpu, &c, 0);
+	}
+	return c.sum > 0 ? c.sum << MW_PAGE_SHIFT : 0;
+}
+
+#endif /* MW_RSSCOUNT_BPF_H */

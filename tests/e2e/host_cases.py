@@ -1,0 +1,242 @@
+"""Host-wide tracing: -a, --cgroup, several -p, -f, and `memwatch mark` steps.
+Each workload's totals as memwatch reports them when it exits ("exit" lines)
+must equal what the workload read from its own /proc/self/status at its final
+checkpoint; a step must hold the growth between two checkpoints."""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+KIB = 1024
+
+
+def tol(truth):
+    return max(truth // 100, 256 * KIB)
+
+
+def status(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            key, _, val = line.partition(":")
+            if val.strip().endswith(" kB"):
+                out[key] = int(val.split()[0]) * KIB
+    return out
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            if right.split()[0] == "cgroup2":
+                return left.split()[4]
+    return None
+
+
+class Host:
+    """memwatch host-wide in the background, JSON to a file."""
+
+    def __init__(self, mw, args, tmp):
+        self.json = os.path.join(tmp, "host.json")
+        self.err = open(os.path.join(tmp, "host.err"), "w+")
+        self.p = subprocess.Popen([mw, "-q", "-j", self.json] + args, stdout=subprocess.DEVNULL,
+                                  stderr=self.err)
+        deadline = time.time() + 30
+        while time.time() < deadline and not self.ready():
+            time.sleep(0.05)
+
+    def ready(self):
+        self.err.seek(0)
+        return "tracing" in self.err.read() or self.p.poll() is not None
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT)
+        try:
+            rc = self.p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            rc = self.p.wait()
+        lines = []
+        if os.path.exists(self.json):
+            with open(self.json) as f:
+                lines = [json.loads(x) for x in f]
+        self.err.seek(0)
+        return rc, lines, self.err.read()
+
+
+def run_workload(wl, name, tmp, args=(), env_extra=None, prefix=()):
+    ck = tempfile.mkdtemp(prefix=f"ck-{name}-", dir=tmp)
+    env = dict(os.environ, MW_CKPT_DIR=ck, **(env_extra or {}))
+    p = subprocess.Popen(list(prefix) + [os.path.join(wl, name)] + list(args), env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return p, ck
+
+
+def exit_of(lines, pid):
+    ex = [o for o in lines if o.get("type") == "exit" and o.get("pid") == pid]
+    return ex[-1] if ex else None
+
+
+def check_exit(c, label, lines, pid, ck):
+    """The exit line of pid against the workload's final checkpoint."""
+    e = exit_of(lines, pid)
+    if not c.check(e is not None, f"{label}: an exit line for PID {pid}"):
+        return
+    t = status(os.path.join(ck, "final.status"))
+    c.eq(e["vm_bytes"], t["VmSize"], f"{label}: VM at exit")
+    c.eq(e["vm_peak_bytes"], t["VmPeak"], f"{label}: VM peak")
+    c.near(e["rss_bytes"], t["VmRSS"], f"{label}: RSS at exit", tol(t["VmRSS"]))
+    c.near(e["rss_anon_bytes"], t["RssAnon"], f"{label}: RssAnon", tol(t["RssAnon"]))
+    c.near(e["rss_file_bytes"], t["RssFile"], f"{label}: RssFile", tol(t["RssFile"]))
+    c.near(e["rss_shmem_bytes"], t["RssShmem"], f"{label}: RssShmem", tol(t["RssShmem"]))
+    c.near(e["rss_peak_bytes"], t["VmHWM"], f"{label}: RSS peak (VmHWM)", tol(t["VmHWM"]))
+    c.eq(e.get("exit_status"), 0, f"{label}: exit status")
+
+
+def all_case(c, mw, wl, tmp):
+    """-a: workloads started after memwatch, short-lived ones, a fork+exec."""
+    h = Host(mw, ["-a"], tmp)
+    runs = []
+    for name in ("anon", "file", "shm", "threads", "forkexec"):
+        p, ck = run_workload(wl, name, tmp)
+        p.wait(timeout=120)
+        runs.append((name, p.pid, ck))
+    shorts = [subprocess.Popen(["/bin/true"]) for _ in range(20)]
+    for p in shorts:
+        p.wait()
+    failing = subprocess.Popen(["/bin/sh", "-c", "exit 3"])
+    failing.wait()
+    time.sleep(0.3)
+    rc, lines, err = h.stop()
+    c.eq(rc, 0, f"-a: exit status ({err.strip()[:200]})")
+    for name, pid, ck in runs:
+        check_exit(c, f"-a {name}", lines, pid, ck)
+    got = [exit_of(lines, p.pid) for p in shorts]
+    c.check(all(e is not None and e["comm"] == "true" and e.get("exit_status") == 0 for e in got),
+            f"-a: all 20 short-lived /bin/true have exit lines "
+            f"({sum(e is not None for e in got)})")
+    e = exit_of(lines, failing.pid)
+    c.check(e is not None and e.get("exit_status") == 3, "-a: an exit status of 3 is reported")
+    summary = [o for o in lines if o.get("type") == "step"]
+    c.check(bool(summary) and summary[-1].get("exited", 0) >= 26,
+            "-a: the closing step counts the exits")
+    c.check(all(o.get("lost_events", 0) == 0 for o in summary), "-a: no events lost")
+
+
+def cgroup_case(c, mw, wl, tmp):
+    """--cgroup: only the processes in a cgroup the test makes."""
+    mnt = cgroup2_mount()
+    if not c.check(mnt is not None, "--cgroup: a cgroup2 hierarchy is mounted"):
+        return
+    cg = os.path.join(mnt, f"mw-e2e-{os.getpid()}")
+    os.makedirs(cg, exist_ok=True)
+    try:
+        h = Host(mw, ["--cgroup", cg], tmp)
+        inside, ck_in = run_workload(wl, "anon", tmp,
+                                     prefix=("/bin/sh", "-c",
+                                             f'echo $$ > {cg}/cgroup.procs && exec "$@"', "sh"))
+        outside, _ = run_workload(wl, "file", tmp)
+        inside.wait(timeout=120)
+        outside.wait(timeout=120)
+        time.sleep(0.2)
+        rc, lines, err = h.stop()
+        c.eq(rc, 0, f"--cgroup: exit status ({err.strip()[:200]})")
+        check_exit(c, "--cgroup inside", lines, inside.pid, ck_in)
+        e = exit_of(lines, inside.pid)
+        c.check(e is not None and e["cgroup"] == "/" + os.path.basename(cg),
+                f"--cgroup: the process is named with its cgroup ({e and e['cgroup']})")
+        c.check(exit_of(lines, outside.pid) is None,
+                "--cgroup: a process outside the cgroup is not traced")
+        others = [o for o in lines if o.get("type") == "exit" and o["pid"] != inside.pid]
+        c.check(not others, f"--cgroup: nothing else exits in it ({len(others)})")
+    finally:
+        try:
+            os.rmdir(cg)
+        except OSError:
+            pass
+
+
+def pids_follow_case(c, mw, wl, tmp):
+    """-p A -p B: two waiting workloads; -f -- CMD: a shell and its children."""
+    a, ck_a = run_workload(wl, "anon", tmp, env_extra={"MW_WAIT_GO": "1"})
+    b, ck_b = run_workload(wl, "brk", tmp, env_extra={"MW_WAIT_GO": "1"})
+    for ck in (ck_a, ck_b):
+        deadline = time.time() + 30
+        while not os.path.exists(os.path.join(ck, "ready")) and time.time() < deadline:
+            time.sleep(0.02)
+    h = Host(mw, ["-p", str(a.pid), "-p", str(b.pid)], tmp)
+    for ck in (ck_a, ck_b):
+        open(os.path.join(ck, "go"), "w").close()
+    a.wait(timeout=120)
+    b.wait(timeout=120)
+    time.sleep(0.2)
+    rc, lines, err = h.stop()
+    c.eq(rc, 0, f"-p -p: exit status ({err.strip()[:200]})")
+    check_exit(c, "-p anon", lines, a.pid, ck_a)
+    check_exit(c, "-p brk", lines, b.pid, ck_b)
+
+    ck = tempfile.mkdtemp(prefix="ck-follow-", dir=tmp)
+    out = os.path.join(tmp, "follow.json")
+    env = dict(os.environ, MW_CKPT_DIR=ck)
+    script = f'{wl}/anon & echo $! > {ck}/child.pid; wait; exit 5'
+    p = subprocess.run([mw, "-q", "-f", "-j", out, "--", "/bin/sh", "-c", script], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    c.eq(p.returncode, 5, "-f -- CMD: exits with the command's status")
+    lines = [json.loads(x) for x in open(out)] if os.path.exists(out) else []
+    child = int(open(os.path.join(ck, "child.pid")).read()) if \
+        os.path.exists(os.path.join(ck, "child.pid")) else -1
+    check_exit(c, "-f child", lines, child, ck)
+    shells = [o for o in lines if o.get("type") == "exit" and o["comm"] == "sh"]
+    c.check(len(shells) == 1 and shells[0].get("exit_status") == 5,
+            "-f: the shell's own exit line, status 5")
+
+
+def steps_case(c, mw, wl, tmp):
+    """memwatch mark steps (phases --mark waits at each boundary): each step
+    holds what the workload grew in it, to the byte for VM."""
+    h = Host(mw, ["-a"], tmp)
+    p, ck = run_workload(wl, "phases", tmp, args=("--mark",), env_extra={"MW_STEPS": "1"})
+    names = ("load_model", "alloc_io", "release")
+    for name in names:
+        deadline = time.time() + 60
+        while time.time() < deadline and not (
+                os.path.exists(os.path.join(ck, "index")) and
+                name in open(os.path.join(ck, "index")).read().split()):
+            time.sleep(0.01)
+        r = subprocess.run([mw, "mark", "--session", str(h.p.pid), name],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        c.eq(r.returncode, 0, f"mark {name}: exit status ({r.stderr.decode().strip()})")
+        open(os.path.join(ck, name + ".go"), "w").close()
+    p.wait(timeout=120)
+    rc, lines, err = h.stop()
+    c.eq(rc, 0, f"steps: exit status ({err.strip()[:200]})")
+    by_name = {o["name"]: o for o in lines if o.get("type") == "step"}
+    c.check(set(by_name) == {"start", *names}, f"steps: a line per step ({sorted(by_name)})")
+    t = {n: status(os.path.join(ck, n + ".status")) for n in names + ("final",)}
+    rel = by_name.get("release", {})
+    c.check(p.pid in [e["pid"] for e in rel.get("exits", [])],
+            "step release: the workload exited in it, and it says so")
+    for step, a, b in (("load_model", "load_model", "alloc_io"),
+                       ("alloc_io", "alloc_io", "release")):
+        row = [r for r in by_name.get(step, {}).get("top", []) if r["pid"] == p.pid]
+        if not c.check(len(row) == 1, f"step {step}: the workload is in its table"):
+            continue
+        c.eq(row[0]["vm_growth_bytes"], t[b]["VmSize"] - t[a]["VmSize"], f"step {step}: VM growth")
+        want = t[b]["VmRSS"] - t[a]["VmRSS"]
+        c.near(row[0]["rss_growth_bytes"], want, f"step {step}: RSS growth", tol(abs(want)))
+        c.check("mem_available_change_bytes" in by_name[step],
+                f"step {step}: the host's MemAvailable change")
+
+
+def run(c, mw, wl):
+    tmp = tempfile.mkdtemp(prefix="mw-host-")
+    try:
+        all_case(c, mw, wl, tmp)
+        cgroup_case(c, mw, wl, tmp)
+        pids_follow_case(c, mw, wl, tmp)
+        steps_case(c, mw, wl, tmp)
+    finally:
+        subprocess.run(["rm", "-rf", tmp])

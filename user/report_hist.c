@@ -35,29 +35,6 @@ static const struct hist_kind kinds[MW_NR_HK] = {
 	  "Touched, peak RSS / size, of mappings made while traced", "made in phase", "" },
 };
 
-/* Copy @s escaping bytes a terminal would act on, keeping at most @width
- * characters (the tail, which tells paths apart). */
-static const char *shown(const char *s, char *buf, size_t len, size_t width)
-{
-	char tmp[512];
-	size_t k = 0, n;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p && k + 5 < sizeof(tmp); p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			k += snprintf(tmp + k, sizeof(tmp) - k, "\\x%02x", *p);
-		else
-			tmp[k++] = *p;
-	}
-	tmp[k] = 0;
-	n = strlen(tmp);
-	if (width > 3 && n > width) {
-		memmove(tmp + 3, tmp + n - (width - 3), width - 2);
-		memcpy(tmp, "...", 3);
-	}
-	snprintf(buf, len, "%s", tmp);
-	return buf;
-}
-
 /* ---- text ------------------------------------------------------------------ */
 
 static void text_kind(FILE *f, const struct mw_account *a, const struct hist_kind *k)
@@ -75,7 +52,7 @@ static void text_kind(FILE *f, const struct mw_account *a, const struct hist_kin
 		if (!set.h[k->kind].count)
 			continue;
 		fprintf(f, "  %s %s: %llu%s\n", k->per_phase,
-			shown(ph->v[i].name, name, sizeof(name), 20),
+			printable(ph->v[i].name, name, sizeof(name), 20),
 			(unsigned long long)set.h[k->kind].count, k->noun);
 		hist_print(f, &set.h[k->kind], k->unit);
 	}
@@ -107,8 +84,8 @@ static void sparse_row(FILE *f, const struct mw_account *a, const struct mw_mapp
 	fprintf(f, "%12llx %-6s %10s %10s %4d%% %-12s %c%s\n", (unsigned long long)mp->start,
 		mw_kind_name(mp->kind), mw_human(mp->end - mp->start, b1, sizeof(b1)),
 		mw_human(MW_MAX(mp->rss_peak, 0), b2, sizeof(b2)), hists_touched_pct(mp),
-		shown(report_phase_name(a, mp), name, sizeof(name), 12), mp->unmapped ? '*' : ' ',
-		shown(mapping_display_path(&a->model, mp, buf, sizeof(buf)), path,
+		printable(report_phase_name(a, mp), name, sizeof(name), 12), mp->unmapped ? '*' : ' ',
+		printable(mapping_display_path(&a->model, mp, buf, sizeof(buf)), path,
 		      sizeof(path), 18));
 }
 

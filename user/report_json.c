@@ -157,23 +157,6 @@ static json_t *phases_json(const struct mw_account *a)
 	return arr;
 }
 
-static json_t *hist_json(const struct mw_hist *h)
-{
-	json_t *arr = json_array();
-	uint64_t low, high;
-	int first, last;
-
-	if (!hist_range(h, &first, &last))
-		return arr;
-	for (int i = first; i <= last; i++) {
-		hist_bounds(i, &low, &high);
-		json_array_append_new(arr, json_pack("{s:I, s:I, s:I}", "low", (json_int_t)low,
-						     "high", (json_int_t)high,
-						     "count", (json_int_t)h->slot[i]));
-	}
-	return arr;
-}
-
 static json_t *iter_json(const struct mw_iter *it)
 {
 	return json_pack("{s:I, s:I, s:I, s:I}",
@@ -209,7 +192,7 @@ static json_t *iterations_json(const struct mw_account *a)
 			   "rss_delta_bytes", (json_int_t)rss, "faults", (json_int_t)faults,
 			   "verdict", ph->growing ? "growing" : "flat",
 			   "growing_mappings", growing,
-			   "rss_growth_hist", hist_json(&hr), "vm_growth_hist", hist_json(&hv));
+			   "rss_growth_hist", report_json_hist(&hr), "vm_growth_hist", report_json_hist(&hv));
 	o = json_pack("{s:I, s:I, s:o}", "count", (json_int_t)ph->nit,
 		      "settled_after", (json_int_t)ph->settled_after, "steady", steady);
 	json_object_set_new(o, "first", ph->nit ? iter_json(&ph->it[0]) : json_null());

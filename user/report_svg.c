@@ -41,32 +41,15 @@ struct scale {
 
 /* ---- XML text ------------------------------------------------------------ */
 
-/* Length of the valid UTF-8 sequence at s (an XML Char), or 0. */
+/* Length of the valid UTF-8 sequence at s (NUL-terminated) that is an XML
+ * Char we keep, or 0: no non-characters, no C1 controls. */
 static size_t utf8_char(const unsigned char *s)
 {
 	uint32_t cp;
-	size_t len, i;
+	size_t len = mw_utf8_len(s, strnlen((const char *)s, 4), &cp);
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
+	if (!len || cp == 0xfffe || cp == 0xffff || (cp >= 0x80 && cp <= 0x9f))
 		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;		/* overlong or out of range */
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff ||
-	    (cp >= 0x80 && cp <= 0x9f))
-		return 0;		/* surrogates, non-characters, C1 controls */
 	return len;
 }
 

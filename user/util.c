@@ -110,3 +110,35 @@ char *mw_xstrdup(const char *s)
 {
 	return check_alloc(strdup(s ? s : ""));
 }
+
+size_t mw_utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t len, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;		/* overlong, or beyond Unicode */
+	if (c >= 0xd800 && c <= 0xdfff)
+		return 0;		/* surrogates are no characters */
+	*cp = c;
+	return len;
+}

@@ -50,6 +50,11 @@ const char *mw_human(int64_t bytes, char *buf, size_t len);
 /* v * num / den, exactly, saturating instead of overflowing (den > 0). */
 int64_t mw_scale(int64_t v, uint64_t num, uint64_t den);
 
+/* Length of the valid UTF-8 sequence at s (n > 0 bytes there), or 0 for a
+ * byte that does not start one (overlong forms, surrogates and code points
+ * beyond U+10FFFF are not valid); *cp gets the code point. */
+size_t mw_utf8_len(const unsigned char *s, size_t n, uint32_t *cp);
+
 void *mw_xcalloc(size_t n, size_t size);
 void *mw_xrealloc(void *p, size_t n, size_t size);
 char *mw_xstrdup(const char *s);

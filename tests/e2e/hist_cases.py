@@ -14,10 +14,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
-KIB = 1024
-MIB = 1024 * KIB
+from e2eutil import KIB, MIB, wait_for  # noqa: E402
 
 # What sizes.c does in each phase, by log2 bucket (its low bound).
 SIZES = {"alloc": {4096: 7, 65536: 5, 1048576: 3, 8388608: 2},
@@ -219,15 +217,6 @@ def check_text(c, label, text):
 
 
 # ---- runs ------------------------------------------------------------------------------
-
-def wait_for(pred, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return False
-
 
 def cmd_case(c, mw, wl, tmp):
     label = "hist/cmd"

@@ -9,21 +9,7 @@ import subprocess
 import tempfile
 import time
 
-KIB = 1024
-
-
-def tol(truth):
-    return max(truth // 100, 256 * KIB)
-
-
-def status(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            key, _, val = line.partition(":")
-            if val.strip().endswith(" kB"):
-                out[key] = int(val.split()[0]) * KIB
-    return out
+from e2eutil import parse_status as status, rss_tol as tol  # noqa: E402
 
 
 def cgroup2_mount():

@@ -17,8 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LIB_SRC = os.path.join(ROOT, "tests", "workloads", "libmwphase.c")
-KIB = 1024
-MIB = 1024 * KIB
+from e2eutil import KIB, MIB, rss_tol, wait_for  # noqa: E402
 
 # Phase and iteration durations against checkpoint timestamps: a marker
 # fires after its checkpoint's files are written, so allow for that; a
@@ -26,10 +25,6 @@ MIB = 1024 * KIB
 # process, so allow more for those.
 TIME_TOL_NS = 25 * 1000 * 1000
 MARK_TIME_TOL_NS = 150 * 1000 * 1000
-
-
-def rss_tol(truth):
-    return max(abs(truth) // 100, 256 * KIB)
 
 
 def time_tol(t, ns):
@@ -109,15 +104,6 @@ class Truth:
 
 
 # ---- running memwatch ------------------------------------------------------------
-
-def wait_for(pred, timeout):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return False
-
 
 def summary_of(c, label, jpath):
     if not os.path.exists(jpath):

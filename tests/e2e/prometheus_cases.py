@@ -18,30 +18,18 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-KIB = 1024
+from e2eutil import KIB, parse_status as status_file, rss_tol as tol  # noqa: E402
+from e2eutil import wait_for as poll  # noqa: E402
+
 TOP = 100
 OM_ACCEPT = ("application/openmetrics-text;version=1.0.0,"
              "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
-
-
-def tol(truth):
-    return max(truth // 100, 256 * KIB)
 
 
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def status_file(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            key, _, val = line.partition(":")
-            if val.strip().endswith(" kB"):
-                out[key] = int(val.split()[0]) * KIB
-    return out
 
 
 def proc_status(pid):
@@ -69,13 +57,8 @@ def get(url, accept=None, timeout=5):
 
 
 def wait_for(pred, timeout, step=0.2):
-    """pred() until it returns something true; its last value."""
-    end = time.time() + timeout
-    while True:
-        v = pred()
-        if v or time.time() > end:
-            return v
-        time.sleep(step)
+    """Prometheus answers over HTTP: ask five times a second, not more."""
+    return poll(pred, timeout, step)
 
 
 def one_line(err):

@@ -271,7 +271,12 @@ static void slots_in(const struct mw_proc *k, uint64_t start, uint64_t end,
 	}
 }
 
-static void reconcile_splits(struct session *s)
+/*
+ * held: the process is stopped at its exit and the buffer drained, so
+ * nothing more is in flight: caught up even if records were lost on the way
+ * (the kernel's sequence then runs ahead of ours for good).
+ */
+static void reconcile_splits(struct session *s, bool held)
 {
 	const struct mw_model *m = &s->acct->model;
 	struct mw_proc *k = NULL, *k2 = NULL;
@@ -284,7 +289,7 @@ static void reconcile_splits(struct session *s)
 	k = mw_xcalloc(1, sizeof(*k));
 	k2 = mw_xcalloc(1, sizeof(*k2));
 	/* Caught up: every structural record the kernel emitted is applied. */
-	if (capture_proc_read(s->cap, s->pid, k) || k->seq != s->acct->last_seq)
+	if (capture_proc_read(s->cap, s->pid, k) || (!held && k->seq != s->acct->last_seq))
 		goto out;
 	s->acct->concurrent |= k->reorders != 0;
 	for (size_t i = 0; i < m->nlive; i++) {
@@ -328,7 +333,7 @@ static void catch_up(struct session *s)
 	/* Every mapping's RSS, measured while it is still there. */
 	for (size_t i = 0; i < s->acct->model.nlive; i++)
 		s->acct->model.live[i]->recheck = true;
-	reconcile_splits(s);
+	reconcile_splits(s, true);
 }
 
 /* Files still mapped whose name is gone now show "(deleted)" in /proc. */
@@ -369,7 +374,7 @@ static void finish(struct session *s, bool exited, int status)
 		s->acct->need_resync = true;
 	if (s->alive && !s->acct->exited && s->acct->need_resync)
 		feed_seed(s, MW_SEED_RESYNC);
-	reconcile_splits(s);
+	reconcile_splits(s, false);
 	note_unlinked_files(s);
 	capture_emit_state(s->cap, s->pid, 1);
 	feed(s, &(struct mw_srec){ .kind = MW_S_END, .len = sizeof(end), .data = &end });
@@ -446,7 +451,7 @@ static int loop(struct session *s, int *cmd_status)
 			finish(s, false, -1);
 			return MW_EXIT_RUNTIME;
 		}
-		reconcile_splits(s);
+		reconcile_splits(s, false);
 		now = mw_now_ns();
 		if (next_sample && now >= next_sample) {
 			capture_mark(s->cap, s->pid, MW_MARK_SAMPLE, NULL);

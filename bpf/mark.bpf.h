@@ -47,7 +47,11 @@ static __always_inline void emit_mark(struct mw_proc *p, __u32 tgid, __u32 kind,
 		p->phase_vm_peak = p->total_vm;
 		p->phase_rss_peak = p->rss[MW_FILE] + p->rss[MW_ANON] + p->rss[MW_SHMEM];
 	}
-	hdr_fill(&m->hdr, MW_REC_MARK, tgid, __sync_add_and_fetch(&p->seq, 1));
+	/* No structural sequence number: a marker changes no mapping, and the
+	 * loader's own (samples, 'memwatch mark') run on another CPU than the
+	 * process, so one taken here could overtake the process's next op
+	 * record in the buffer and look like a lost record. */
+	hdr_fill(&m->hdr, MW_REC_MARK, tgid, 0);
 	emit_rec(p, m, sizeof(*m), true);
 }
 

@@ -105,7 +105,8 @@ struct mw_rec_hdr {
 	__u32 type;		/* enum mw_rec_type */
 	__u32 tgid;
 	__u32 tid;
-	__u32 seq;		/* per-process structural sequence after this record */
+	__u32 seq;		/* per-process structural sequence after this record
+				 * (ops, exec, exit); 0 on others */
 	__u64 ts;		/* CLOCK_MONOTONIC ns */
 };
 

@@ -509,6 +509,9 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		for (size_t i = 0; i < m->nlive; i++)
 			model_classify(m, m->live[i]);
 	if (model_vm_bytes(m) != (r->total_vm << MW_PAGE_SHIFT)) {
+		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
+		       (unsigned long long)model_vm_bytes(m),
+		       (unsigned long long)(r->total_vm << MW_PAGE_SHIFT));
 		a->vm_mismatches++;
 		a->need_resync = true;
 	}
@@ -603,7 +606,10 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		a->execs++;
 		break;
 	case MW_REC_MARK:
-		note_seq(a, h->seq);
+		/* BPF gives markers no structural number (0, mark.bpf.h);
+		 * streams that numbered them still count. */
+		if (h->seq)
+			note_seq(a, h->seq);
 		if (len >= sizeof(struct mw_mark_rec))
 			apply_mark(a, data);
 		break;

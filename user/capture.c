@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* capture.c — load and attach the BPF programs, drain the ring buffer. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 struct mw_capture {
 	struct memwatch_bpf *skel;
+	struct memwatch_bpf *skel2;	/* per process: sys_exit_raw, loaded in parallel */
 	struct ring_buffer *rb;
 	struct bpf_link *rss_link;
 	bool rss_raw;
@@ -141,30 +143,110 @@ static void drop_missing_programs(struct mw_capture *c)
 	}
 }
 
+static struct memwatch_bpf *open_configured(const struct mw_capture *c,
+					    const struct mw_capture_opts *o)
+{
+	struct memwatch_bpf *s = memwatch_bpf__open();
+
+	if (!s) {
+		mw_err("cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	s->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
+	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
+	s->rodata->want_stacks = o->stacks;
+	s->rodata->host_join = o->host_join;
+	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
+	bpf_map__set_max_entries(s->maps.procs, o->max_procs);
+	bpf_map__set_max_entries(s->maps.rb, o->ringbuf_bytes);
+	if (o->host_procs) {
+		bpf_map__set_max_entries(s->maps.hosts, o->host_procs);
+		bpf_map__set_max_entries(s->maps.host_mm, o->host_procs);
+	}
+	if (!o->stacks)		/* unused: do not reserve its memory */
+		bpf_map__set_max_entries(s->maps.fault_stacked, 1);
+	return s;
+}
+
+/* dst uses src's maps (same object, so the same names and shapes). */
+static int reuse_maps(struct memwatch_bpf *dst, const struct memwatch_bpf *src)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, dst->obj) {
+		const struct bpf_map *sm = bpf_object__find_map_by_name(src->obj, bpf_map__name(m));
+
+		if (!sm || bpf_map__reuse_fd(m, bpf_map__fd(sm)))
+			return -ENOENT;
+	}
+	return 0;
+}
+
+struct load_job {
+	struct memwatch_bpf *skel;
+	int err;
+};
+
+static void *load_job_run(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->err = memwatch_bpf__load(j->skel);
+	return NULL;
+}
+
+/*
+ * Per process, the verifier takes longest over sys_exit_raw and
+ * rss_stat_raw, one after the other.  So: a copy of the object with no
+ * programs creates the maps (and the frozen .rodata the verifier reads its
+ * constants from); then two more copies over those maps load sys_exit_raw
+ * and the rest at the same time, on two CPUs.  Host-wide programs are small:
+ * one copy.
+ */
+static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
+{
+	struct memwatch_bpf *maps = open_configured(c, o);
+	struct load_job job = { .skel = NULL };
+	struct bpf_program *p;
+	bool threaded = false;
+	pthread_t th;
+	int err;
+
+	if (!maps || !(c->skel2 = open_configured(c, o))) {
+		memwatch_bpf__destroy(maps);
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(p, maps->obj)
+		bpf_program__set_autoload(p, false);
+	bpf_object__for_each_program(p, c->skel2->obj)
+		bpf_program__set_autoload(p, p == c->skel2->progs.sys_exit_raw);
+	bpf_program__set_autoload(c->skel->progs.sys_exit_raw, false);
+	err = memwatch_bpf__load(maps);
+	if (!err)
+		err = reuse_maps(c->skel, maps) ?: reuse_maps(c->skel2, maps);
+	if (!err) {
+		job.skel = c->skel2;
+		threaded = pthread_create(&th, NULL, load_job_run, &job) == 0;
+		if (!threaded)
+			load_job_run(&job);
+		err = memwatch_bpf__load(c->skel);
+		if (threaded)
+			pthread_join(th, NULL);
+		err = err ?: job.err;
+	}
+	memwatch_bpf__destroy(maps);	/* the other two hold the maps */
+	return err;
+}
+
 static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
 {
 	int err;
 
-	c->skel = memwatch_bpf__open();
-	if (!c->skel) {
-		mw_err("cannot open the BPF object: %s", strerror(errno));
+	c->skel = open_configured(c, o);
+	if (!c->skel)
 		return -1;
-	}
-	c->skel->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
-	c->skel->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
-	bpf_map__set_max_entries(c->skel->maps.procs, o->max_procs);
-	bpf_map__set_max_entries(c->skel->maps.rb, o->ringbuf_bytes);
-	c->skel->rodata->want_stacks = o->stacks;
-	c->skel->rodata->host_join = o->host_join;
-	c->skel->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
-	if (o->host_procs) {
-		bpf_map__set_max_entries(c->skel->maps.hosts, o->host_procs);
-		bpf_map__set_max_entries(c->skel->maps.host_mm, o->host_procs);
-	}
-	if (!o->stacks)		/* unused: do not reserve its memory */
-		bpf_map__set_max_entries(c->skel->maps.fault_stacked, 1);
 	drop_missing_programs(c);
-	err = memwatch_bpf__load(c->skel);
+	err = c->host ? memwatch_bpf__load(c->skel) : load_split(c, o);
 	if (err)
 		mw_err("cannot load the BPF programs (%s); rerun with -vv for the verifier log",
 		       strerror(-err));
@@ -187,6 +269,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 		/* No per-CPU offsets: load again with the classic one. */
 		mw_dbg("RSS from the classic kmem:rss_stat tracepoint");
 		memwatch_bpf__destroy(c->skel);
+		memwatch_bpf__destroy(c->skel2);
+		c->skel2 = NULL;
 		c->rss_raw = false;
 		err = open_and_load(c, o);
 	}
@@ -202,6 +286,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 		}
 	}
 	err = memwatch_bpf__attach(c->skel);
+	if (!err && c->skel2)
+		err = memwatch_bpf__attach(c->skel2);
 	if (!err)
 		err = attach_rss(c);
 	if (err) {
@@ -261,6 +347,7 @@ void capture_close(struct mw_capture *c)
 	for (size_t i = 0; i < c->nmarker_links; i++)
 		bpf_link__destroy(c->marker_links[i]);
 	free(c->marker_links);
+	memwatch_bpf__destroy(c->skel2);
 	memwatch_bpf__destroy(c->skel);
 	free(c);
 }

@@ -37,8 +37,13 @@ if ((${#missing[@]})); then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 	# The tests start their own Prometheus on loopback; the package's
 	# service would listen on every interface (port 9090) for nothing.
-	if [[ " ${missing[*]} " == *" prometheus "* && -d /run/systemd/system ]]; then
-		systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+	if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+		if [[ -d /run/systemd/system ]]; then
+			systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+		elif [[ -x /etc/init.d/prometheus ]]; then
+			/etc/init.d/prometheus stop >/dev/null 2>&1 || true
+			update-rc.d prometheus disable >/dev/null 2>&1 || true
+		fi
 		echo "setup.sh: installed prometheus for the tests; its service is disabled"
 	fi
 fi

@@ -26,7 +26,9 @@ def check_against(c, label, s, ck, mode, checkpoint):
     if checkpoint != "final":
         for ext in ("status", "maps", "smaps"):
             shutil.copy(os.path.join(ck, f"{checkpoint}.{ext}"), os.path.join(ck, f"final.{ext}"))
-    h.compare_totals(c, s, ck, mode, True)
+    # Hundreds of threads come and go between checkpoints: their stacks make
+    # a peak the lazy VmHWM may never record (KERNEL-NOTES 5).
+    h.compare_totals(c, s, ck, mode, True, peak_slack=1 << 20)
     h.compare_mappings(c, s, ck)
 
 

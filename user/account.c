@@ -329,6 +329,14 @@ static void vma_state_from_bpf(const struct mw_op_rec *r, uint32_t i,
 	/* A damaged record's path may not end inside its slot. */
 	if (v->has_file && i < r->nr_paths && memchr(r->paths[i], '\0', MW_PATH_LEN))
 		v->path = r->paths[i];
+	/* Files that name themselves on the kernel's internal shm mount
+	 * ("/dev/zero" of MAP_SHARED|MAP_ANONYMOUS, "/memfd:x", "/SYSV...")
+	 * were never linked anywhere: /proc shows them "(deleted)", and they
+	 * are shmem.  Known here, no /proc re-read is needed to say so (one
+	 * taken while the process runs ahead can drop a mapping it still
+	 * reports RSS for). */
+	if ((k->vflags & MW_VMA_PSEUDO) && v->path && v->path[0] == '/')
+		v->deleted = true;
 }
 
 static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,

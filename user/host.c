@@ -18,6 +18,7 @@
 #include "control.h"
 #include "host.h"
 #include "hostsnap.h"
+#include "idmap.h"
 #include "launch.h"
 #include "metrics.h"
 #include "preflight.h"
@@ -122,14 +123,17 @@ static bool is_pid_name(const char *s)
 	return true;
 }
 
-/* Every process on the host, with its parent. */
+/* Every process on the host, and (ppids not NULL) each one's parent: a
+ * status read per process, so only when asked. */
 static size_t all_pids(pid_t **pids, pid_t **ppids)
 {
 	DIR *d = opendir("/proc");
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 
-	*pids = *ppids = NULL;
+	*pids = NULL;
+	if (ppids)
+		*ppids = NULL;
 	while (d && (de = readdir(d))) {
 		struct pm_status st;
 		pid_t pid;
@@ -137,51 +141,48 @@ static size_t all_pids(pid_t **pids, pid_t **ppids)
 		if (!is_pid_name(de->d_name))
 			continue;
 		pid = (pid_t)atol(de->d_name);
-		if (procfs_read_status(pid, &st) || st.kernel_thread)
+		if (ppids && (procfs_read_status(pid, &st) || st.kernel_thread))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 512;
 			*pids = mw_xrealloc(*pids, cap, sizeof(**pids));
-			*ppids = mw_xrealloc(*ppids, cap, sizeof(**ppids));
+			if (ppids)
+				*ppids = mw_xrealloc(*ppids, cap, sizeof(**ppids));
 		}
-		(*pids)[n] = pid;
-		(*ppids)[n++] = st.ppid;
+		if (ppids)
+			(*ppids)[n] = st.ppid;
+		(*pids)[n++] = pid;
 	}
 	if (d)
 		closedir(d);
 	return n;
 }
 
-static bool in_list(const pid_t *v, size_t n, pid_t pid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == pid)
-			return true;
-	return false;
-}
-
 /* -p PID ... [-f]: those, and with -f their descendants living now. */
 static void seed_given(struct host *h, const pid_t *given, size_t ngiven)
 {
-	uint32_t flags = h->o->follow ? MW_HOST_FOLLOW : 0;
-	pid_t *pids, *ppids, *set = mw_xcalloc(ngiven ? ngiven : 1, sizeof(*set));
-	size_t n = all_pids(&pids, &ppids), nset = ngiven;
-	bool grew = h->o->follow;
+	uint32_t flags = h->o->follow ? MW_HOST_FOLLOW : 0, one;
+	struct mw_idmap set = { 0 };
+	pid_t *pids = NULL, *ppids = NULL;
+	size_t n = h->o->follow ? all_pids(&pids, &ppids) : 0;
+	bool grew = true;
 
-	memcpy(set, given, ngiven * sizeof(*set));
+	for (size_t i = 0; i < ngiven; i++)
+		idmap_put(&set, (uint64_t)given[i], 1);
 	while (grew) {		/* the closure under "parent is in the set" */
 		grew = false;
 		for (size_t i = 0; i < n; i++) {
-			if (in_list(set, nset, pids[i]) || !in_list(set, nset, ppids[i]))
+			if (idmap_get(&set, (uint64_t)pids[i], &one) ||
+			    !idmap_get(&set, (uint64_t)ppids[i], &one))
 				continue;
-			set = mw_xrealloc(set, nset + 1, sizeof(*set));
-			set[nset++] = pids[i];
+			idmap_put(&set, (uint64_t)pids[i], 1);
 			grew = true;
 		}
 	}
-	for (size_t i = 0; i < nset; i++)
-		seed(h, set[i], flags);
-	free(set);
+	for (size_t i = 0; i < set.cap; i++)
+		if (set.keys[i])
+			seed(h, (pid_t)set.keys[i], flags);
+	idmap_free(&set);
 	free(pids);
 	free(ppids);
 }
@@ -189,15 +190,14 @@ static void seed_given(struct host *h, const pid_t *given, size_t ngiven)
 static int seed_targets(struct host *h, int cgroup_fd)
 {
 	const struct host_opts *o = h->o;
-	pid_t *pids, *ppids;
+	pid_t *pids;
 	long n;
 
-	if (o->all) {
-		n = (long)all_pids(&pids, &ppids);
+	if (o->all) {		/* seed() reads each one's status, once */
+		n = (long)all_pids(&pids, NULL);
 		for (long i = 0; i < n; i++)
 			seed(h, pids[i], 0);
 		free(pids);
-		free(ppids);
 	} else if (cgroup_fd >= 0) {
 		n = cgroup_pids(cgroup_fd, &pids);
 		if (n < 0) {
@@ -356,7 +356,6 @@ static uint64_t self_rss(void)
 
 static void publish(struct host *h, const struct mw_hsnap *now, uint64_t avail)
 {
-	struct mw_hproc *rows = mw_xcalloc(now->n ? now->n : 1, sizeof(*rows));
 	struct mw_hcgroup *cgs;
 	struct rusage ru;
 	struct mw_hostview v = {
@@ -364,11 +363,10 @@ static void publish(struct host *h, const struct mw_hsnap *now, uint64_t avail)
 		.mem_available = avail, .phase = h->step.name,
 	};
 
-	memcpy(rows, now->procs, now->n * sizeof(*rows));
-	hproc_sort_rss(rows, now->n);
-	v.procs = rows;
+	/* As they are: the renderer ranks them itself. */
+	v.procs = now->procs;
 	v.nprocs = now->n;
-	v.ncgroups = hsnap_cgroups(rows, now->n, name_of, h, &cgs);
+	v.ncgroups = hsnap_cgroups(now->procs, now->n, name_of, h, &cgs);
 	v.cgroups = cgs;
 	getrusage(RUSAGE_SELF, &ru);
 	v.health = (struct mw_health){
@@ -380,7 +378,6 @@ static void publish(struct host *h, const struct mw_hsnap *now, uint64_t avail)
 		.loader_rss_bytes = self_rss(),
 	};
 	metrics_publish(h->metrics, &v);
-	free(rows);
 	free(cgs);
 }
 

@@ -93,15 +93,6 @@ size_t hsnap_growth(const struct mw_hsnap *from, const struct mw_hsnap *to,
 	return n;
 }
 
-static int rss_desc(const void *a, const void *b)
-{
-	int64_t x = hproc_rss(a), y = hproc_rss(b);
-
-	if (x != y)
-		return x > y ? -1 : 1;
-	return by_pid(a, b);
-}
-
 static int growth_desc(const void *a, const void *b)
 {
 	const struct mw_hproc *x = a, *y = b;
@@ -111,11 +102,6 @@ static int growth_desc(const void *a, const void *b)
 	if (x->d_vm != y->d_vm)
 		return x->d_vm > y->d_vm ? -1 : 1;
 	return by_pid(a, b);
-}
-
-void hproc_sort_rss(struct mw_hproc *rows, size_t n)
-{
-	qsort(rows, n, sizeof(*rows), rss_desc);
 }
 
 void hproc_sort_growth(struct mw_hproc *rows, size_t n)

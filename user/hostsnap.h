@@ -57,8 +57,7 @@ size_t hsnap_growth(const struct mw_hsnap *from, const struct mw_hsnap *to,
 size_t hsnap_cgroups(const struct mw_hproc *rows, size_t n, mw_cgroup_name_fn fn, void *ctx,
 		     struct mw_hcgroup **out);
 
-/* Order rows: largest RSS first / largest growth (RSS, then VM) first. */
-void hproc_sort_rss(struct mw_hproc *rows, size_t n);
+/* Order rows: largest growth (RSS, then VM) first. */
 void hproc_sort_growth(struct mw_hproc *rows, size_t n);
 
 #endif /* MW_HOSTSNAP_H */

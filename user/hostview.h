@@ -52,9 +52,9 @@ struct mw_hostview {
 	uint64_t ts_ns;			/* CLOCK_MONOTONIC */
 	uint64_t start_ns;		/* when tracing began */
 	uint64_t interval_ns;		/* since the previous snapshot */
-	const struct mw_hproc *procs;	/* every live traced process, largest RSS first */
+	const struct mw_hproc *procs;	/* every live traced process, any order */
 	size_t nprocs;
-	const struct mw_hcgroup *cgroups;	/* largest RSS first */
+	const struct mw_hcgroup *cgroups;	/* any order (metrics.c ranks both) */
 	size_t ncgroups;
 	uint64_t mem_total, mem_available;	/* /proc/meminfo, bytes */
 	const char *phase;		/* the step now ('memwatch mark'), "start" */

@@ -99,19 +99,6 @@ fail:
 	return MW_EXIT_TRACEFS;
 }
 
-bool tracepoint_exists(const char *group, const char *name)
-{
-	char path[256];
-
-	for (size_t i = 0; i < MW_ARRAY_SIZE(tracefs_dirs); i++) {
-		snprintf(path, sizeof(path), "%s/events/%s/%s/id", tracefs_dirs[i],
-			 group, name);
-		if (access(path, R_OK) == 0)
-			return true;
-	}
-	return false;
-}
-
 bool btf_tracepoint_exists(const char *name)
 {
 	/* Parsed once: a few MB, tens of milliseconds each time. */

@@ -15,8 +15,6 @@ int preflight_tracefs(void);	/* mounts tracefs when it can */
 int preflight_kernel(void);	/* BPF features memwatch cannot do without */
 int preflight_pid(pid_t pid);
 
-/* Does this kernel have the tracepoint (tracefs "group/name")? */
-bool tracepoint_exists(const char *group, const char *name);
 /* Does vmlinux BTF have a raw tracepoint for tp_btf/name? */
 bool btf_tracepoint_exists(const char *name);
 /* MEMWATCH_DISABLE=feat1,feat2 forces a feature off (tests of fallbacks). */

@@ -215,6 +215,27 @@ def steps_case(c, mw, wl, tmp):
         c.near(row[0]["rss_growth_bytes"], want, f"step {step}: RSS growth", tol(abs(want)))
         c.check("mem_available_change_bytes" in by_name[step],
                 f"step {step}: the host's MemAvailable change")
+    total = status("/proc/meminfo").get("MemTotal")
+    c.check(all(o["mem_total_bytes"] == total for o in by_name.values()),
+            f"steps: MemTotal equals /proc/meminfo's ({total})")
+    for o in by_name.values():
+        c.check(0 < o["mem_available_bytes"] <= total and
+                o["mem_available_bytes"] - o["mem_available_change_bytes"] <= total,
+                f"step {o['name']}: MemAvailable and where it began lie within MemTotal")
+
+
+def errors_case(c, mw, wl, tmp):
+    """What a user can get wrong host-wide: one line and its exit code."""
+    for args, code, what in ((["--cgroup", "/no/such/cgroup", "-d", "1"], 6, "a missing cgroup"),
+                             (["-a", "--stacks", "-d", "1"], 2, "-a with --stacks"),
+                             (["-a", "--cgroup", "x", "-d", "1"], 2, "-a with --cgroup"),
+                             (["-f", "-d", "1"], 2, "-f with nothing to follow")):
+        p = subprocess.run([mw, "-q"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=60)
+        err = p.stderr.decode()
+        c.eq(p.returncode, code, f"{what}: exit status")
+        c.check(err.count("\n") == 1 and err.startswith("memwatch: "),
+                f"{what}: one line on stderr ({err.strip()[:120]})")
 
 
 def run(c, mw, wl):
@@ -224,5 +245,6 @@ def run(c, mw, wl):
         cgroup_case(c, mw, wl, tmp)
         pids_follow_case(c, mw, wl, tmp)
         steps_case(c, mw, wl, tmp)
+        errors_case(c, mw, wl, tmp)
     finally:
         subprocess.run(["rm", "-rf", tmp])

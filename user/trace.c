@@ -251,11 +251,6 @@ static bool handle_signal(struct session *s, int *forwarded)
 	return false;
 }
 
-/*
- * Mappings a split divided by guess (or measured while the process ran
- * ahead) get their RSS measured again once we have caught up with the
- * kernel: pagemap now, less what the attribution slots still hold for them.
- */
 /* The attribution slots' contents for keys inside [start, end). */
 static void slots_in(const struct mw_proc *k, uint64_t start, uint64_t end,
 		     int64_t out[MW_NR_MEMBERS])
@@ -272,6 +267,9 @@ static void slots_in(const struct mw_proc *k, uint64_t start, uint64_t end,
 }
 
 /*
+ * Mappings a split divided by guess (or measured while the process ran
+ * ahead) get their RSS measured again once we have caught up with the
+ * kernel: pagemap now, less what the attribution slots still hold for them.
  * held: the process is stopped at its exit and the buffer drained, so
  * nothing more is in flight: caught up even if records were lost on the way
  * (the kernel's sequence then runs ahead of ours for good).

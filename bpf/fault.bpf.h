@@ -4,9 +4,14 @@
  *
  * kmem:rss_stat carries the exact value of one of the mm's RSS counters
  * after every change.  We keep the last value per counter (the process
- * totals) and attribute the change to a mapping: the VMA of the fault this
- * thread is handling, else the syscall it is in (carried by that syscall's
- * record), else "unattributed".  Nothing here is streamed per event.
+ * totals) and attribute the change to a mapping: the syscall the thread is
+ * in (carried by that syscall's record), else the VMA of the fault it is
+ * handling, else "unattributed".  Nothing here is streamed per event.
+ *
+ * Every fault of every process on the host runs page_fault_user, and every
+ * RSS change runs rss_stat: on the way to a traced process's counters both
+ * avoid helper calls where a plain load will do (on CPUs with return-thunk
+ * mitigations each call and return costs tens of cycles).
  */
 #ifndef MW_FAULT_BPF_H
 #define MW_FAULT_BPF_H
@@ -24,43 +29,84 @@ static __always_inline struct mw_thread *thread_get(struct task_struct *task,
 }
 
 /* Faults finished by this task so far (mm_account_fault() bumps these at the
- * end of every fault, exception or get_user_pages alike). */
+ * end of every fault, exception or get_user_pages alike).  task is the BTF
+ * pointer of the current task: direct loads, no helper call per fault. */
 static __always_inline __u64 task_faults_done(struct task_struct *task)
 {
-	return BPF_CORE_READ(task, min_flt) + BPF_CORE_READ(task, maj_flt);
+	return task->min_flt + task->maj_flt;
 }
 
-/*
- * The fault tracepoint only notes the fault on the thread: finding its VMA
- * waits until the fault changes RSS (most do), and the counts ride along.
- */
+static __always_inline struct mw_cpu_fault *cpu_fault(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&fault_cpu, &zero);
+}
+
+/* Add the faults a CPU counted for its last task to that task's process:
+ * once per change of faulting task on the CPU. */
+static __always_inline void cpu_faults_credit(struct mw_cpu_fault *c)
+{
+	struct mw_proc *p;
+
+	if (!c->pending && !c->kpending)
+		return;
+	p = proc_lookup(c->tgid);
+	if (p && !(p->flags & MW_PROC_DEAD)) {
+		__sync_fetch_and_add(&p->faults, c->pending);
+		__sync_fetch_and_add(&p->kfaults, c->kpending);
+	}
+	c->pending = 0;
+	c->kpending = 0;
+}
+
+/* The current thread of traced process p enters a traced syscall, or exits:
+ * its faults counted on this CPU go to p, and a fault that failed (SIGSEGV:
+ * the fault count did not move) is no longer in progress. */
+static __always_inline void cpu_fault_end(struct mw_proc *p, struct task_struct *task)
+{
+	struct mw_cpu_fault *c = cpu_fault();
+
+	if (!c || c->task != (__u64)task)
+		return;
+	if (c->pending)
+		__sync_fetch_and_add(&p->faults, c->pending);
+	if (c->kpending)
+		__sync_fetch_and_add(&p->kfaults, c->kpending);
+	c->pending = 0;
+	c->kpending = 0;
+	c->f.flt = ~0ULL;
+}
+
+/* Note a fault of the current task on this CPU.  Finding its VMA waits until
+ * the fault changes RSS (most do), in a process we trace. */
 static __always_inline void on_fault(__u64 addr, bool user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct mw_thread *t = thread_get(task, false);
+	struct mw_cpu_fault *c = cpu_fault();
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero);
 
-	if (!t) {
-		/* A thread we have not met: is its process traced? */
-		struct mw_proc *p = proc_lookup(current_tgid());
-
-		if (!p || (p->flags & MW_PROC_DEAD))
-			return;
-		t = thread_get(task, true);
-		if (!t)
-			return;
-	}
-	/* Our own reads of its user stack (--stacks) may fault; they are
-	 * not the process's, and must not replace the fault it is in. */
-	if (t->walking)
+	if (!c || !gen)
 		return;
-	t->fault_addr = addr;
-	t->fault_flt = task_faults_done(task);
-	t->fault_live = 1;
-	t->fault_vma = MW_FAULT_VMA_UNKNOWN;
-	if (user)
-		t->faults_pending++;
+	if (c->task != (__u64)task || c->gen != *gen) {
+		/* Count only the faults of traced processes, from when the
+		 * loader added them. */
+		cpu_faults_credit(c);
+		c->task = (__u64)task;
+		c->tgid = task->tgid;
+		c->gen = *gen;
+		c->traced = proc_lookup(c->tgid) != NULL;
+	}
+	if (!c->traced)
+		c->pending = c->kpending = 0;
+	else if (user)
+		c->pending++;
 	else
-		t->kfaults_pending++;
+		c->kpending++;
+	c->kernel = !user;
+	c->f.addr = addr;
+	c->f.flt = task_faults_done(task);
+	c->f.vma = MW_FAULT_VMA_UNKNOWN;
 }
 
 SEC("tp_btf/page_fault_user")
@@ -77,8 +123,16 @@ SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	if (address < (1UL << 47))
-		on_fault(address, false);
+	struct mw_thread *t;
+
+	if (address >= (1UL << 47))
+		return 0;
+	/* Our own reads of a thread's user stack (--stacks) may fault; they
+	 * are not the process's, and must not replace the fault it is in. */
+	t = thread_get(bpf_get_current_task_btf(), false);
+	if (t && t->walking)
+		return 0;
+	on_fault(address, false);
 	return 0;
 }
 
@@ -88,7 +142,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
  * table follows (KERNEL-NOTES: the stack grows without a syscall).
  */
 static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
-					   struct mw_thread *t)
+					   struct mw_fault *f)
 {
 	struct mm_struct *mm = current_mm();
 	__u64 total_vm = BPF_CORE_READ(mm, total_vm);
@@ -106,15 +160,15 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 	rec = &sc->op;
 	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, vmas));
 	rec->op = MW_OP_VMGROW;
-	rec->start = t->fault_addr & MW_PAGE_MASK;
+	rec->start = f->addr & MW_PAGE_MASK;
 	rec->end = rec->start + MW_PAGE_SIZE;
-	rec->args[0] = t->fault_addr;
+	rec->args[0] = f->addr;
 	rec->total_vm = total_vm;
 	rec->start_stack = BPF_CORE_READ(mm, start_stack);
 	hdr_fill(&rec->hdr, MW_REC_OP, tgid, __sync_add_and_fetch(&p->seq, 1));
 	emit(p, rec, offsetof(struct mw_op_rec, vmas));
 	/* Later faults in the grown stack key their slot by its new start. */
-	t->fault_vma = rec->start;
+	f->vma = rec->start;
 }
 
 /* ---- the packed last change of one counter (bpf/memwatch.h) -------- */
@@ -175,34 +229,19 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 	return true;
 }
 
-/* Move the thread's fault counts into the process (and a slot). */
-static __always_inline __u64 flush_faults(struct mw_proc *p, struct mw_thread *t)
-{
-	__u64 n = t->faults_pending, k = t->kfaults_pending;
-
-	if (n) {
-		__sync_fetch_and_add(&p->faults, n);
-		t->faults_pending = 0;
-	}
-	if (k) {
-		__sync_fetch_and_add(&p->kfaults, k);
-		t->kfaults_pending = 0;
-	}
-	return n + k;
-}
-
-/* The VMA start of the fault this thread is in: the VMA the previous fault
- * hit while nothing structural has happened since, else the kernel's. */
+/* The VMA start of fault f: the VMA the previous lookup found while nothing
+ * structural has happened in the process since, else the kernel's. */
 static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
-					      struct task_struct *task, struct mw_thread *t)
+					      struct task_struct *task, struct mw_fault *f)
 {
 	struct vma_probe pr = {};
-	__u64 addr = t->fault_addr;
+	__u64 addr = f->addr;
 	__u32 seq = p->seq;
 	long err;
 
-	if (t->cache_seq == seq && addr >= t->cache_start && addr < t->cache_end) {
-		t->fault_vma = t->cache_start;
+	if (f->cache_seq == seq && f->cache_tgid == tgid &&
+	    addr >= f->cache_start && addr < f->cache_end) {
+		f->vma = f->cache_start;
 		return;
 	}
 	err = vma_at(task, addr, &pr);
@@ -210,43 +249,58 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	 * now starts at the faulting page, and VM changed with no syscall. */
 	if (err == 0 && (pr.flags & MW_VM_GROWSDOWN) && pr.start == (addr & MW_PAGE_MASK) &&
 	    BPF_CORE_READ(task, mm, total_vm) != p->total_vm) {
-		note_vm_growth(p, tgid, t);
-		t->cache_end = 0;
+		note_vm_growth(p, tgid, f);
+		f->cache_end = 0;
 		return;
 	}
 	if (err == 0) {
-		t->cache_start = pr.start;
-		t->cache_end = pr.end;
-		t->cache_seq = seq;
-		t->fault_vma = pr.start;
-		fault_stack(p, t, tgid, pr.start);
+		f->cache_start = pr.start;
+		f->cache_end = pr.end;
+		f->cache_tgid = tgid;
+		f->cache_seq = seq;
+		f->vma = pr.start;
+		if (want_stacks)
+			fault_stack(p, thread_get(task, true), tgid, pr.start);
 	} else if (err == -16 /* EBUSY: another thread is changing the mm */) {
 		/* Any address inside the VMA will do: the loader looks the
 		 * key up as "the mapping containing it". */
-		t->cache_end = 0;
-		t->fault_vma = addr & MW_PAGE_MASK;
+		f->cache_end = 0;
+		f->vma = addr & MW_PAGE_MASK;
 	} else {
-		t->cache_end = 0;
-		t->fault_vma = 0;
+		f->cache_end = 0;
+		f->vma = 0;
 	}
 }
 
-/* Which slot (index + 1) owns a change made by the current thread now:
- * the VMA of the fault it is in.  0: none (a syscall's, or unknown). */
-static __always_inline __u32 change_slot(struct mw_proc *p, __u32 tgid,
-					 struct task_struct *task, struct mw_thread *t)
+/* CPU c's fault is the current thread's, still in progress. */
+static __always_inline bool cpu_fault_mine(struct mw_cpu_fault *c, struct task_struct *task)
 {
-	struct mw_slot *s;
-	__u64 faults;
+	return c && c->task == (__u64)task && c->f.flt == task_faults_done(task);
+}
 
-	if (!t || t->sys_op || !t->fault_live || task_faults_done(task) != t->fault_flt)
+/* The slot (index + 1) of the VMA of the fault noted on CPU c, 0: none.  The
+ * faults c counted, this one among them, now go to the process and slot.
+ * A subprogram: the verifier meets it once, however the caller found c. */
+static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
+				       struct task_struct *task, struct mw_cpu_fault *c)
+{
+	__u64 faults;
+	struct mw_slot *s;
+
+	if (!p || !c)
 		return 0;
-	faults = flush_faults(p, t);
-	if (t->fault_vma == MW_FAULT_VMA_UNKNOWN)
-		resolve_fault_vma(p, tgid, task, t);
-	if (!t->fault_vma)
+	faults = c->pending + c->kpending;
+	if (c->pending)
+		__sync_fetch_and_add(&p->faults, c->pending);
+	if (c->kpending)
+		__sync_fetch_and_add(&p->kfaults, c->kpending);
+	c->pending = 0;
+	c->kpending = 0;
+	if (c->f.vma == MW_FAULT_VMA_UNKNOWN)
+		resolve_fault_vma(p, tgid, task, &c->f);
+	if (!c->f.vma)
 		return 0;
-	s = slot_get(p, tgid, t->fault_vma);
+	s = slot_get(p, tgid, c->f.vma);
 	if (!s)
 		return 0;
 	if (faults)
@@ -254,15 +308,82 @@ static __always_inline __u32 change_slot(struct mw_proc *p, __u32 tgid,
 	return (__u32)(s - p->slots) + 1;
 }
 
-/* Record one counter change of a traced process made by its own thread. */
-static __always_inline void own_change(struct mw_proc *p, __u32 tgid, __u32 member,
-				       __s64 size)
+struct moved_ctx {
+	__u64 task, flt;
+	__u32 cpu;
+};
+
+static long find_moved(__u32 cpu, struct moved_ctx *m)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct mw_thread *t = thread_get(task, false);
+	__u32 zero = 0;
+	struct mw_cpu_fault *c = bpf_map_lookup_percpu_elem(&fault_cpu, &zero, cpu);
+
+	if (!c || c->task != m->task || c->f.flt != m->flt)
+		return 0;
+	m->cpu = cpu;
+	return 1;
+}
+
+/* Set by the loader: the fault programs are attached. */
+const volatile bool user_faults = true;
+
+/* A change by a thread in no traced syscall and in no fault begun on this
+ * CPU: a fault that slept and woke on another CPU.  Find it where it began;
+ * it is gone if that CPU has begun another fault since (counted). */
+static __always_inline struct mw_cpu_fault *moved_fault(struct task_struct *task)
+{
+	struct moved_ctx m = { .task = (__u64)task, .flt = task_faults_done(task),
+			       .cpu = ~0U };
+	__u32 zero = 0;
+
+	if (!user_faults ||
+	    !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_map_lookup_percpu_elem))
+		return NULL;	/* 5.19+ */
+	bpf_loop(nr_cpus, find_moved, &m, 0);
+	if (m.cpu == ~0U) {
+		stat_inc(MW_STAT_FAULT_NONE);
+		return NULL;
+	}
+	stat_inc(MW_STAT_FAULT_MOVED);
+	return bpf_map_lookup_percpu_elem(&fault_cpu, &zero, m.cpu);
+}
+
+/*
+ * The thread in a traced syscall that owns a change the current thread makes
+ * now, else NULL and *slot1: the slot (index + 1) of the VMA of the fault it
+ * is in, 0 if none.  A user-mode fault runs no syscall, so the common case, a
+ * user fault begun on this CPU, needs nothing of the thread's state.
+ */
+static __always_inline struct mw_thread *change_owner(struct mw_proc *p, __u32 tgid,
+						      struct task_struct *task, __u32 member,
+						      __u32 *slot1)
+{
+	struct mw_cpu_fault *c = cpu_fault();
+	struct mw_thread *t;
+
+	if (member == MW_SWAP || !cpu_fault_mine(c, task) || c->kernel) {
+		t = thread_get(task, false);
+		if (t && t->sys_op)
+			return t;
+		if (member == MW_SWAP)
+			return NULL;
+		if (!cpu_fault_mine(c, task))
+			c = moved_fault(task);
+	}
+	if (c)
+		*slot1 = cpu_fault_slot(p, tgid, task, c);
+	return NULL;
+}
+
+/* Record one counter change of a traced process made by its own thread. */
+static __always_inline void own_change(struct mw_proc *p, struct task_struct *task,
+				       __u32 tgid, __u32 member, __s64 size)
+{
 	__s64 pages = size >> MW_PAGE_SHIFT, delta;
-	__u32 slot1 = member == MW_SWAP ? 0 : change_slot(p, tgid, task, t);
-	__u64 mine = w_pack(pages, slot1, 0), w_old;
+	__u32 slot1 = 0;
+	struct mw_thread *sys = change_owner(p, tgid, task, member, &slot1);
+	__u64 mine, w_old;
+	mine = w_pack(pages, slot1, 0);
 
 	barrier_var(member);
 	member &= MW_NR_MEMBERS - 1;
@@ -274,8 +395,8 @@ static __always_inline void own_change(struct mw_proc *p, __u32 tgid, __u32 memb
 	/* Publish this change's size for the next one to check against. */
 	__sync_val_compare_and_swap(&p->rss_word[member], mine,
 				    w_pack(pages, slot1, pages - w_val(w_old)));
-	if (t && t->sys_op)
-		t->sys_rss[member] += delta;
+	if (sys)
+		sys->sys_rss[member] += delta;
 	else if (slot1)
 		slot_add_rss(&p->slots[(slot1 - 1) & (MW_SLOTS - 1)], member, delta);
 	else
@@ -310,14 +431,14 @@ static __always_inline void note_rss(struct mw_proc *p)
 
 /*
  * One counter change of the mm known by key, made in the current context.
- * size: the counter's exact value, or -1 to compute it, which the raw
- * tracepoint does only once it knows the mm is traced (it runs for every RSS
- * change on the host).
+ * size: the counter's exact value (classic tracepoint); or, given mm (a BTF
+ * pointer: the raw tracepoint), computed from mm, only once we know the mm is
+ * traced (the tracepoint runs for every RSS change on the host).
  */
-static __always_inline void rss_event(__u64 key, bool curr, __u32 member, __s64 size,
-				      struct mm_struct *mm)
+static __always_inline void rss_event(struct task_struct *task, __u64 key, bool curr,
+				      __u32 member, __s64 size, struct mm_struct *mm)
 {
-	__u32 tgid = current_tgid();
+	__u32 tgid = task->tgid;
 	struct mw_proc *p = NULL;
 	__u32 *owner;
 
@@ -340,7 +461,7 @@ static __always_inline void rss_event(__u64 key, bool curr, __u32 member, __s64 
 			p->mm_key = 0;
 			return;
 		}
-		external_change(p, member, size >= 0 ? size : rss_counter_bytes(mm, member));
+		external_change(p, member, mm ? rss_counter_bytes(mm, member) : size);
 		note_rss(p);
 		return;
 	}
@@ -359,7 +480,7 @@ static __always_inline void rss_event(__u64 key, bool curr, __u32 member, __s64 
 		p->flags |= MW_PROC_HAD_MM;
 		bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
 	}
-	own_change(p, tgid, member, size >= 0 ? size : rss_counter_bytes(mm, member));
+	own_change(p, task, tgid, member, mm ? rss_counter_bytes(mm, member) : size);
 	note_rss(p);
 }
 
@@ -370,7 +491,7 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	rss_event((__u64)mm, task->mm == mm, member, -1, mm);
+	rss_event(task, (__u64)mm, task->mm == mm, member, -1, mm);
 	return 0;
 }
 
@@ -378,7 +499,8 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 SEC("tracepoint/kmem/rss_stat")
 int rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
-	rss_event(ctx->mm_id, ctx->curr, ctx->member, ctx->size, NULL);
+	rss_event(bpf_get_current_task_btf(), ctx->mm_id, ctx->curr, ctx->member, ctx->size,
+		  NULL);
 	return 0;
 }
 

@@ -80,7 +80,7 @@ static __always_inline struct mw_host *host_add(__u32 tgid, struct task_struct *
 						__u32 flags)
 {
 	struct mw_host h = {};
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	struct mm_struct *mm = task->mm;
 
 	h.flags = flags;
 	h.cgroup_id = bpf_get_current_cgroup_id();
@@ -105,8 +105,8 @@ static __always_inline struct mw_host *host_current(bool create)
 	return host_add(tgid, bpf_get_current_task_btf(), 0);
 }
 
-/* kmem:rss_stat, host-wide: one counter of the mm at key is now value
- * (-1: read it). */
+/* kmem:rss_stat, host-wide: one counter of the mm at key is now value,
+ * or, given mm (a BTF pointer: the raw tracepoint), read it from mm. */
 static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 value,
 				     struct mm_struct *mm)
 {
@@ -133,7 +133,7 @@ static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 v
 	}
 	if (!h)
 		return;
-	h->rss[member & (MW_NR_MEMBERS - 1)] = value >= 0 ? value : rss_counter_bytes(mm, member);
+	h->rss[member & (MW_NR_MEMBERS - 1)] = mm ? rss_counter_bytes(mm, member) : value;
 	host_note(h);
 }
 

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	2
+#define MW_ABI_VERSION	3
 
 #define MW_PAGE_SHIFT	12
 #define MW_COMM_LEN	16
@@ -301,6 +301,9 @@ enum mw_stat {
 	MW_STAT_RB_LOST = 0,	/* ring-buffer records dropped (buffer full) */
 	MW_STAT_THREAD_FAIL,	/* per-thread storage unavailable: events unattributed */
 	MW_STAT_FIND_BUSY,	/* bpf_find_vma returned -EBUSY: mm locked */
+	MW_STAT_FAULT_MOVED,	/* a fault's RSS change came on another CPU */
+	MW_STAT_FAULT_NONE,	/* an RSS change in no fault (its CPU had begun
+				 * another) and no traced call: unattributed */
 	MW_NR_STATS,
 };
 

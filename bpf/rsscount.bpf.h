@@ -28,6 +28,12 @@ struct {
 	__type(value, __u64);
 } cpu_probe SEC(".maps");
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+struct refcount_struct___x {
+	atomic_t refs;
+} __attribute__((preserve_access_index));
+
 struct cpuoff_ctx {
 	struct mw_cpu_offsets *o;
 };
@@ -79,31 +85,55 @@ static long sum_cpu(__u32 cpu, struct sum_ctx *c)
 	return 0;
 }
 
+/* mm_struct as 6.2+ has it (f1a7941243c1: the RSS counters became
+ * percpu_counters); on older kernels the field does not match and the raw
+ * rss_stat program, which needs it, is never attached. */
+struct mm_struct___pcp {
+	struct percpu_counter rss_stat[MW_NR_MEMBERS];
+} __attribute__((preserve_access_index));
+
+/* &mm->rss_stat[member], as a BTF pointer: its fields load directly (a plain
+ * load with an exception-table fixup), where bpf_probe_read_kernel() is a
+ * helper call, and this runs on every page fault of a traced process. */
+static __always_inline struct percpu_counter *rss_counter(struct mm_struct *mm,
+							  __u32 member)
+{
+	struct mm_struct___pcp *m = (void *)mm;
+
+	if (!bpf_core_field_exists(m->rss_stat))
+		return NULL;
+	switch (member) {
+	case 0: return &m->rss_stat[0];
+	case 1: return &m->rss_stat[1];
+	case 2: return &m->rss_stat[2];
+	case 3: return &m->rss_stat[3];
+	}
+	return NULL;
+}
+
 /* percpu_counter_sum_positive(&mm->rss_stat[member]): what the classic
- * tracepoint computes for its 'size' (6.2+: percpu rss counters). */
+ * tracepoint computes for its 'size' (6.2+: percpu rss counters).  mm must
+ * be a BTF pointer (a tp_btf argument, or a field of one). */
 static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 member)
 {
-	unsigned long base = (unsigned long)mm + bpf_core_field_offset(struct mm_struct, rss_stat);
-	struct percpu_counter *fbc = (void *)(base + (member & (MW_NR_MEMBERS - 1)) *
-					      bpf_core_type_size(struct percpu_counter));
+	struct percpu_counter *fbc = rss_counter(mm, member);
 	__u32 zero = 0;
 	struct sum_ctx c = {
 		.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero),
-		.counters = (__u64)BPF_CORE_READ(fbc, counters),
-		.sum = BPF_CORE_READ(fbc, count),
 	};
 
-	if (!c.o)
+	if (!c.o || !fbc)
 		return 0;
+	c.counters = (__u64)fbc->counters;
+	c.sum = fbc->count;
 	if (nr_cpus <= 8) {
 		/* Small machines: no callback per CPU. */
 		for (int cpu = 0; cpu < 8; cpu++) {
-			__s32 v = 0;
-
 			if (cpu >= nr_cpus)
 				break;
-			bpf_probe_read_kernel(&v, sizeof(v), (void *)(c.counters + c.o->off[cpu]));
-			c.sum += v;
+			struct refcount_struct___x *r = bpf_rdonly_cast((void *)(c.counters + c.o->off[cpu]),
+				bpf_core_type_id_kernel(struct refcount_struct___x));
+			c.sum += r->refs.counter;
 		}
 	} else {
 		bpf_loop(nr_cpus, sum_cpu, &c, 0);

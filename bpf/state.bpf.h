@@ -32,16 +32,18 @@ struct {
 
 #define MW_FAULT_VMA_UNKNOWN (~0ULL)	/* not looked up yet */
 
-/* What one thread is doing: a pending fault or a traced syscall. */
-struct mw_thread {
-	__u64 fault_addr;
-	__u64 fault_vma;	/* vm_start at fault time, 0 if not in a VMA */
-	__u64 fault_flt;	/* min_flt + maj_flt when the fault began */
-	__u32 fault_live;
-	__u32 cache_seq;	/* proc seq the cached VMA bounds belong to */
-	__u32 faults_pending;	/* faults not yet added to the process */
-	__u32 kfaults_pending;
+/* A fault in progress, and the VMA the last lookup found. */
+struct mw_fault {
+	__u64 addr;
+	__u64 vma;		/* vm_start at fault time, 0 if not in a VMA */
+	__u64 flt;		/* min_flt + maj_flt when the fault began */
 	__u64 cache_start, cache_end;
+	__u32 cache_tgid;	/* the process the cached VMA bounds belong to, */
+	__u32 cache_seq;	/* as its proc seq stood */
+};
+
+/* What one thread is doing: a traced syscall. */
+struct mw_thread {
 	__u32 sys_op;		/* enum mw_op in progress, 0 none */
 	__u32 walking;		/* reading its user stack (stack.bpf.h) */
 	__u64 sys_args[6];
@@ -49,6 +51,40 @@ struct mw_thread {
 	__u64 sys_aux[2];	/* op-specific: brk: old brk; shmdt: segment */
 	__s64 sys_rss[MW_NR_MEMBERS];
 };
+
+/*
+ * The fault each CPU is handling, whatever the process: noting it here costs
+ * a few plain stores, where task storage costs a chain of helper calls, on
+ * every fault of every process on the host.  The fault's RSS change normally
+ * follows on the same CPU; a fault that slept and moved is looked for on the
+ * other CPUs (fault.bpf.h).
+ */
+struct mw_cpu_fault {
+	__u64 task;		/* the faulting task_struct */
+	__u32 tgid;
+	__u32 kernel;		/* a kernel-mode fault (maybe in a syscall) */
+	__u32 pending;		/* its user faults not yet added to its process */
+	__u32 kpending;		/* its kernel-mode ones */
+	__u32 traced;		/* its process is in 'procs' ... */
+	__u32 gen;		/* ... as of this procs_gen */
+	struct mw_fault f;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_cpu_fault);
+} fault_cpu SEC(".maps");
+
+/* Bumped by the loader after each change to 'procs': a fault checks its
+ * process against 'procs' only when its CPU's task or this changed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} procs_gen SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);

@@ -81,8 +81,7 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 	if (!t)
 		return 0;
 	mm = BPF_CORE_READ(task, mm);
-	t->fault_live = 0;
-	flush_faults(p, t);
+	cpu_fault_end(p, task);
 	t->sys_op = op;
 	t->sys_args[0] = arg0;
 	t->sys_args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);

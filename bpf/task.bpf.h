@@ -60,6 +60,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 	/* signal->live drops to 0 as the last thread exits (group_dead). */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
+	cpu_fault_end(p, task);
 	__sync_fetch_and_or(&p->flags, MW_PROC_DEAD);
 	slots_harvest(p, tgid);
 	task_record(p, tgid, MW_REC_EXIT, task);

@@ -120,10 +120,15 @@ static bool is_fault_program(const struct memwatch_bpf *s, const struct bpf_prog
  * start-up time): host-wide, the host_* programs (host.bpf.h) and nothing
  * per process; else the reverse.  cpu_offsets serves both.
  */
+static bool user_faults_available(void)
+{
+	return btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
+}
+
 static void drop_missing_programs(struct mw_capture *c)
 {
 	struct memwatch_bpf *s = c->skel;
-	bool faults = btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
+	bool faults = user_faults_available();
 	bool kfaults = faults && btf_tracepoint_exists("page_fault_kernel");
 	struct bpf_program *p;
 
@@ -155,6 +160,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
 	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	s->rodata->want_stacks = o->stacks;
+	s->rodata->user_faults = user_faults_available();
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);
@@ -352,12 +358,25 @@ void capture_close(struct mw_capture *c)
 	free(c);
 }
 
+/* Tell the fault programs that 'procs' changed (bpf/state.bpf.h). */
+static void procs_changed(struct mw_capture *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.procs_gen);
+	__u32 zero = 0, gen = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &gen) == 0) {
+		gen++;
+		bpf_map_update_elem(fd, &zero, &gen, BPF_ANY);
+	}
+}
+
 int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 {
 	__u32 key = pid;
 
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, init, BPF_NOEXIST))
 		return -errno;
+	procs_changed(c);
 	return 0;
 }
 
@@ -407,6 +426,7 @@ void capture_untrack(struct mw_capture *c, pid_t pid)
 	__u32 key = pid;
 
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
+	procs_changed(c);
 }
 
 int capture_poll(struct mw_capture *c, int timeout_ms)

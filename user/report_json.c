@@ -314,6 +314,11 @@ static json_t *diagnostics_json(const struct mw_account *a)
 	json_object_set_new(d, "thread_storage_failures",
 			    json_integer(a->stats[MW_STAT_THREAD_FAIL]));
 	json_object_set_new(d, "find_vma_busy", json_integer(a->stats[MW_STAT_FIND_BUSY]));
+	/* Host-wide counts: faults whose RSS change came on another CPU (found
+	 * there), and RSS changes in no fault and no traced call. */
+	json_object_set_new(d, "faults_moved_cpu", json_integer(a->stats[MW_STAT_FAULT_MOVED]));
+	json_object_set_new(d, "rss_changes_outside_faults",
+			    json_integer(a->stats[MW_STAT_FAULT_NONE]));
 	json_object_set_new(d, "slot_bytes_unplaced", json_integer(a->lost_attr[MW_ANON] +
 							       a->lost_attr[MW_FILE] +
 							       a->lost_attr[MW_SHMEM]));

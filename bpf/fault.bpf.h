@@ -144,14 +144,14 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 					   struct mw_fault *f)
 {
-	struct mm_struct *mm = current_mm();
-	__u64 total_vm = BPF_CORE_READ(mm, total_vm);
+	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	__u64 total_vm = mm->total_vm;
 	union mw_scratch *sc;
 	struct mw_op_rec *rec;
 
 	if (total_vm == p->total_vm)
 		return;
-	proc_note_vm(p, total_vm, BPF_CORE_READ(mm, hiwater_vm));
+	proc_note_vm(p, total_vm, mm->hiwater_vm);
 	p->calls[MW_OP_VMGROW]++;
 	slots_harvest(p, tgid);
 	sc = scratch_get(0);
@@ -164,7 +164,7 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 	rec->end = rec->start + MW_PAGE_SIZE;
 	rec->args[0] = f->addr;
 	rec->total_vm = total_vm;
-	rec->start_stack = BPF_CORE_READ(mm, start_stack);
+	rec->start_stack = mm->start_stack;
 	hdr_fill(&rec->hdr, MW_REC_OP, tgid, __sync_add_and_fetch(&p->seq, 1));
 	emit(p, rec, offsetof(struct mw_op_rec, vmas));
 	/* Later faults in the grown stack key their slot by its new start. */
@@ -222,6 +222,8 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 	to = &p->slots[(slot1 - 1) & (MW_SLOTS - 1)];
 	slot_add_rss(from, member, -(mv << MW_PAGE_SHIFT));
 	slot_add_rss(to, member, mv << MW_PAGE_SHIFT);
+	slot_note(p, prev_slot1 - 1);
+	slot_note(p, slot1 - 1);
 	if (__sync_val_compare_and_swap(&p->rss_word[member & (MW_NR_MEMBERS - 1)], mine,
 					w_pack(old, prev_slot1, dprev - mv)) == mine)
 		p->rss[member & (MW_NR_MEMBERS - 1)] = old << MW_PAGE_SHIFT;
@@ -248,7 +250,7 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	/* The stack grew in this fault, before RSS did: a grows-down VMA that
 	 * now starts at the faulting page, and VM changed with no syscall. */
 	if (err == 0 && (pr.flags & MW_VM_GROWSDOWN) && pr.start == (addr & MW_PAGE_MASK) &&
-	    BPF_CORE_READ(task, mm, total_vm) != p->total_vm) {
+	    task->mm->total_vm != p->total_vm) {
 		note_vm_growth(p, tgid, f);
 		f->cache_end = 0;
 		return;
@@ -303,8 +305,10 @@ static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
 	s = slot_get(p, tgid, c->f.vma);
 	if (!s)
 		return 0;
-	if (faults)
+	if (faults) {
 		__sync_fetch_and_add(&s->faults, faults);
+		slot_note(p, s - p->slots);
+	}
 	return (__u32)(s - p->slots) + 1;
 }
 
@@ -397,8 +401,10 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 				    w_pack(pages, slot1, pages - w_val(w_old)));
 	if (sys)
 		sys->sys_rss[member] += delta;
-	else if (slot1)
+	else if (slot1) {
 		slot_add_rss(&p->slots[(slot1 - 1) & (MW_SLOTS - 1)], member, delta);
+		slot_note(p, slot1 - 1);
+	}
 	else
 		__sync_fetch_and_add(&p->unattributed[member], delta);
 }

@@ -264,6 +264,7 @@ struct mw_proc {
 	__u64 reorders;		/* concurrent changes seen out of order */
 	__u64 lost;		/* records this process could not emit */
 	__u64 slot_evictions;	/* slot collisions flushed early */
+	__u64 slot_dirty;	/* bit i: slots[i] was added to since harvested */
 	struct mw_slot slots[MW_SLOTS];
 };
 

@@ -259,6 +259,16 @@ static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
 	return NULL;
 }
 
+/* Note that slot i holds something, after adding to it: a harvest reads
+ * only the slots noted since the last one (a call per slot costs). */
+static __always_inline void slot_note(struct mw_proc *p, __u32 i)
+{
+	__u64 bit = 1ULL << (i & (MW_SLOTS - 1));
+
+	if (!(p->slot_dirty & bit))
+		__sync_fetch_and_or(&p->slot_dirty, bit);
+}
+
 static __always_inline void slot_add_rss(struct mw_slot *s, __u32 member,
 					 __s64 delta)
 {
@@ -280,16 +290,39 @@ struct harvest_ctx {
 	__u32 n;
 };
 
+/* Index of the lowest set bit of x (x != 0), without branches: a branch
+ * per bit would multiply the states the verifier walks in harvest_one(). */
+static const volatile __u8 debruijn64[64] = {
+	0, 1, 56, 2, 57, 49, 28, 3, 61, 58, 42, 50, 38, 29, 17, 4,
+	62, 47, 59, 36, 45, 43, 51, 22, 53, 39, 33, 30, 24, 18, 12, 5,
+	63, 55, 48, 27, 60, 41, 37, 16, 46, 35, 44, 21, 52, 32, 23, 11,
+	54, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6,
+};
+
+static __always_inline __u32 lowest_bit(__u64 x)
+{
+	return debruijn64[((x & -x) * 0x03f79d71b4ca8b09ULL) >> 58];
+}
+
 /*
  * Harvest moves a slot's values out with atomic exchanges and leaves its key:
  * a fault on another CPU may add to the slot at any moment, and clearing the
  * key would strand that addition in a slot no one owns.  A key that stays
  * behind still names the VMA start the next addition faulted in.
  */
-static long harvest_one(__u32 i, struct harvest_ctx *c)
+static long harvest_one(__u32 unused, struct harvest_ctx *c)
 {
-	struct mw_slot *s = &c->p->slots[i & (MW_SLOTS - 1)];
-	struct mw_slot *o;
+	__u64 dirty = c->p->slot_dirty;
+	struct mw_slot *s, *o;
+	__u32 i;
+
+	/* The mask is read from the map, not carried in c: the verifier
+	 * then sees the same state each step and converges at once. */
+	if (!dirty)
+		return 1;
+	i = lowest_bit(dirty) & (MW_SLOTS - 1);
+	__sync_fetch_and_and(&c->p->slot_dirty, ~(1ULL << i));
+	s = &c->p->slots[i];
 
 	if (!s->vm_start)
 		return 0;
@@ -309,7 +342,8 @@ static long harvest_one(__u32 i, struct harvest_ctx *c)
 	return 0;
 }
 
-/* Move every non-empty slot into one MW_REC_DELTAS record.  bpf_loop (5.17+)
+/* Move every non-empty slot into one MW_REC_DELTAS record: one step per slot
+ * added to since the last harvest, none when nothing was.  bpf_loop (5.17+)
  * keeps the verifier from walking 64 copies of the body. */
 static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
 {
@@ -317,7 +351,7 @@ static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
 	struct harvest_ctx c = { .p = p };
 	__u64 size;
 
-	if (!sc)
+	if (!sc || !p->slot_dirty)
 		return;
 	c.out = &sc->deltas;
 	bpf_loop(MW_SLOTS, harvest_one, &c, 0);

@@ -28,8 +28,9 @@ enum {	/* arch/x86/entry/syscalls/syscall_64.tbl */
 	MW_NR_mlock = 149, MW_NR_munlock = 150, MW_NR_prctl = 157,
 	MW_NR_mlock2 = 325, MW_NR_pkey_mprotect = 329, MW_NR_mseal = 462,
 };
-#define MW_SYSCALL_NR(regs)	BPF_CORE_READ(regs, orig_ax)
-#define MW_SYSCALL_ARG6(regs)	BPF_CORE_READ(regs, r9)	/* libbpf 1.1 has no PARM6 */
+/* regs: the BTF pointer of a tp_btf argument, so these are plain loads. */
+#define MW_SYSCALL_NR(regs)	((regs)->orig_ax)
+#define MW_SYSCALL_ARG6(regs)	((regs)->r9)	/* libbpf 1.1 has no PARM6 */
 #elif defined(__TARGET_ARCH_arm64)
 enum {	/* include/uapi/asm-generic/unistd.h */
 	MW_NR_mmap = 222, MW_NR_mprotect = 226, MW_NR_munmap = 215, MW_NR_brk = 214,
@@ -70,7 +71,7 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct mw_thread *t;
-	__u64 arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	__u64 arg0 = PT_REGS_PARM1_SYSCALL(regs);
 
 	if (!p || (p->flags & MW_PROC_DEAD))
 		return 0;
@@ -80,21 +81,21 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 	t = thread_get(task, true);
 	if (!t)
 		return 0;
-	mm = BPF_CORE_READ(task, mm);
+	mm = task->mm;
 	cpu_fault_end(p, task);
 	t->sys_op = op;
 	t->sys_args[0] = arg0;
-	t->sys_args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
-	t->sys_args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
-	t->sys_args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
-	t->sys_args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+	t->sys_args[1] = PT_REGS_PARM2_SYSCALL(regs);
+	t->sys_args[2] = PT_REGS_PARM3_SYSCALL(regs);
+	t->sys_args[3] = PT_REGS_PARM4_SYSCALL(regs);
+	t->sys_args[4] = PT_REGS_PARM5_SYSCALL(regs);
 	t->sys_args[5] = MW_SYSCALL_ARG6(regs);
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		t->sys_rss[m] = 0;
-	t->sys_vm_before = BPF_CORE_READ(mm, total_vm);
+	t->sys_vm_before = mm->total_vm;
 	t->sys_aux[0] = t->sys_aux[1] = 0;
 	if (op == MW_OP_BRK) {
-		t->sys_aux[0] = BPF_CORE_READ(mm, brk);
+		t->sys_aux[0] = mm->brk;
 	} else if (op == MW_OP_SHMDT) {
 		struct vma_probe pr = {};
 
@@ -149,7 +150,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 		break;
 	case MW_OP_BRK:
 		lo = t->sys_aux[0];
-		hi = BPF_CORE_READ(mm, brk);
+		hi = mm->brk;
 		if (lo == hi)
 			return false;	/* a query, or a refused move */
 		rec->args[1] = lo;	/* old brk, for the loader */
@@ -207,9 +208,9 @@ static __always_inline int sys_exit(__s64 ret)
 	if (op >= MW_NR_OPS || (p->flags & MW_PROC_DEAD))
 		return 0;
 
-	mm = BPF_CORE_READ(task, mm);
-	total_vm = BPF_CORE_READ(mm, total_vm);
-	proc_note_vm(p, total_vm, BPF_CORE_READ(mm, hiwater_vm));
+	mm = task->mm;
+	total_vm = mm->total_vm;
+	proc_note_vm(p, total_vm, mm->hiwater_vm);
 	p->calls[op]++;
 	if (total_vm > t->sys_vm_before)
 		p->mapped_bytes += (total_vm - t->sys_vm_before) << MW_PAGE_SHIFT;
@@ -236,9 +237,9 @@ static __always_inline int sys_exit(__s64 ret)
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		rec->rss_delta[m] = t->sys_rss[m];
 	rec->total_vm = total_vm;
-	rec->start_brk = BPF_CORE_READ(mm, start_brk);
-	rec->brk = BPF_CORE_READ(mm, brk);
-	rec->start_stack = BPF_CORE_READ(mm, start_stack);
+	rec->start_brk = mm->start_brk;
+	rec->brk = mm->brk;
+	rec->start_stack = mm->start_stack;
 
 	slots_harvest(p, tgid);
 	hdr_fill(&rec->hdr, MW_REC_OP, tgid, __sync_add_and_fetch(&p->seq, 1));

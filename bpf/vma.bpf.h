@@ -139,9 +139,9 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	__u32 zero = 0, pos, len, idx = pr->idx & (MW_MAX_VMAS - 1);
 
 	pr->found = 1;
-	pr->start = BPF_CORE_READ(vma, vm_start);
-	pr->end = BPF_CORE_READ(vma, vm_end);
-	pr->flags = BPF_CORE_READ(vma, vm_flags);
+	pr->start = vma->vm_start;
+	pr->end = vma->vm_end;
+	pr->flags = vma->vm_flags;
 	sc = scratch_get(0);
 	if (!pr->fill || !sc)
 		return 0;
@@ -150,18 +150,18 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	v = &rec->vmas[idx];
 	v->start = pr->start;
 	v->end = pr->end;
-	v->flags = BPF_CORE_READ(vma, vm_flags);
-	v->pgoff = BPF_CORE_READ(vma, vm_pgoff);
+	v->flags = pr->flags;
+	v->pgoff = vma->vm_pgoff;
 	v->vflags = 0;
 	v->ino = 0;
 	v->dev = 0;
-	f = BPF_CORE_READ(vma, vm_file);
+	f = vma->vm_file;
 	if (!f)
 		return 0;
 
 	v->vflags = MW_VMA_FILE;
-	v->ino = BPF_CORE_READ(f, f_inode, i_ino);
-	v->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	v->ino = f->f_inode->i_ino;
+	v->dev = f->f_inode->i_sb->s_dev;
 	pb = bpf_map_lookup_elem(&pathbuf, &zero);
 	if (!pb)
 		return 0;
@@ -176,14 +176,15 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 }
 
 /* Bounds and flags only: the hot path's callback, a fraction of the
- * verifier's work of the one that also builds paths. */
+ * verifier's work of the one that also builds paths.  vma is a BTF
+ * pointer: plain loads, no helper calls. */
 static long vma_bounds_cb(struct task_struct *task, struct vm_area_struct *vma,
 			  struct vma_probe *pr)
 {
 	pr->found = 1;
-	pr->start = BPF_CORE_READ(vma, vm_start);
-	pr->end = BPF_CORE_READ(vma, vm_end);
-	pr->flags = BPF_CORE_READ(vma, vm_flags);
+	pr->start = vma->vm_start;
+	pr->end = vma->vm_end;
+	pr->flags = vma->vm_flags;
 	return 0;
 }
 

@@ -65,7 +65,7 @@ static __always_inline void host_fill(struct mw_host *h, struct mm_struct *mm)
 	struct mw_cpu_offsets *o = bpf_map_lookup_elem(&cpu_offsets_map, &zero);
 
 	h->mm_key = (__u64)mm;
-	h->total_vm = mm ? BPF_CORE_READ(mm, total_vm) : 0;
+	h->total_vm = mm ? mm->total_vm : 0;
 	h->vm_peak = h->total_vm;
 	if (!o || !o->ready || !mm)
 		return;
@@ -105,6 +105,49 @@ static __always_inline struct mw_host *host_current(bool create)
 	return host_add(tgid, bpf_get_current_task_btf(), 0);
 }
 
+/*
+ * Faults are counted on the CPU (state.bpf.h: fault_cpu) and added to the
+ * process's entry when the CPU's faulting task changes, at the process's
+ * next RSS change, or at its exit: no map lookup per fault.
+ */
+static __always_inline void host_faults_add(struct mw_host *h, struct mw_cpu_fault *c)
+{
+	if (c->pending) {
+		__sync_fetch_and_add(&h->faults, c->pending);
+		c->pending = 0;
+	}
+}
+
+static __always_inline void host_fault(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mw_cpu_fault *c = cpu_fault();
+
+	if (!c)
+		return;
+	if (c->task != (__u64)task) {
+		if (c->pending) {
+			struct mw_host *h = bpf_map_lookup_elem(&hosts, &c->tgid);
+
+			if (h)
+				host_faults_add(h, c);
+			c->pending = 0;
+		}
+		c->task = (__u64)task;
+		c->tgid = task->tgid;
+	}
+	c->pending++;
+}
+
+/* The current task's faults counted on this CPU, into h. */
+static __always_inline void host_faults_flush(struct mw_host *h, struct task_struct *task)
+{
+	struct mw_cpu_fault *c = cpu_fault();
+
+	if (c && c->task == (__u64)task)
+		host_faults_add(h, c);
+}
+
 /* kmem:rss_stat, host-wide: one counter of the mm at key is now value,
  * or, given mm (a BTF pointer: the raw tracepoint), read it from mm. */
 static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 value,
@@ -133,16 +176,10 @@ static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 v
 	}
 	if (!h)
 		return;
+	if (curr)
+		host_faults_flush(h, bpf_get_current_task_btf());
 	h->rss[member & (MW_NR_MEMBERS - 1)] = mm ? rss_counter_bytes(mm, member) : value;
 	host_note(h);
-}
-
-static __always_inline void host_fault(void)
-{
-	struct mw_host *h = host_current(false);
-
-	if (h)
-		__sync_fetch_and_add(&h->faults, 1);
 }
 
 /* After an address-space syscall: VM as the mm has it now. */
@@ -154,7 +191,7 @@ static __always_inline void host_syscall(void)
 	h = host_current(true);
 	if (!h)
 		return;
-	vm = BPF_CORE_READ(current_mm(), total_vm);
+	vm = bpf_get_current_task_btf()->mm->total_vm;
 	if (vm > h->total_vm)
 		__sync_fetch_and_add(&h->mapped_bytes, (vm - h->total_vm) << MW_PAGE_SHIFT);
 	else
@@ -202,6 +239,7 @@ static __always_inline void host_exit(struct task_struct *task)
 
 	if (!h)
 		return;
+	host_faults_flush(h, task);
 	rec = bpf_ringbuf_reserve(&rb, sizeof(*rec), 0);
 	if (rec) {
 		__builtin_memset(rec, 0, sizeof(*rec));
@@ -277,9 +315,18 @@ int BPF_PROG(host_process_exec, struct task_struct *task, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(host_process_exit, struct task_struct *task)
 {
+	__u32 tgid = task->tgid;
+	struct mw_host *h;
+
 	/* signal->live drops to 0 as the last thread exits (group_dead). */
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+	if (BPF_CORE_READ(task, signal, live.counter) == 0) {
 		host_exit(task);
+	} else {
+		/* A thread goes: the faults it left on this CPU stay counted. */
+		h = bpf_map_lookup_elem(&hosts, &tgid);
+		if (h)
+			host_faults_flush(h, task);
+	}
 	return 0;
 }
 

@@ -57,10 +57,11 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 
 	if (!p || (p->flags & MW_PROC_DEAD))
 		return 0;
+	/* Every thread leaves the faults it counted on this CPU to p. */
+	cpu_fault_end(p, task);
 	/* signal->live drops to 0 as the last thread exits (group_dead). */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
-	cpu_fault_end(p, task);
 	__sync_fetch_and_or(&p->flags, MW_PROC_DEAD);
 	slots_harvest(p, tgid);
 	task_record(p, tgid, MW_REC_EXIT, task);

@@ -136,6 +136,14 @@ def stop_cmd_mode(c, mw, tmp, sig):
         common.kill_tree(p)
 
 
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
 def second_signal(c, mw, tmp):
     """A command that ignores SIGTERM: the second SIGTERM ends the trace now."""
     j, t, errpath = (os.path.join(tmp, f"twice.{x}") for x in ("json", "txt", "err"))
@@ -145,6 +153,11 @@ def second_signal(c, mw, tmp):
     kids = []
     try:
         common.wait_stderr(p, errpath, "from its first instruction")
+        # The command ignores SIGTERM only once its shell has run 'trap'
+        # and exec'd sleep: signal it before that and it dies of the first.
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(comm(k) == "sleep" for k in common.children(p.pid)):
+            time.sleep(0.01)
         kids = common.children(p.pid)
         p.terminate()
         time.sleep(0.3)

@@ -144,7 +144,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 					   struct mw_fault *f)
 {
-	struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+	struct mm_struct *mm = task_mm(bpf_get_current_task_btf());
 	__u64 total_vm = mm->total_vm;
 	union mw_scratch *sc;
 	struct mw_op_rec *rec;
@@ -250,7 +250,7 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	/* The stack grew in this fault, before RSS did: a grows-down VMA that
 	 * now starts at the faulting page, and VM changed with no syscall. */
 	if (err == 0 && (pr.flags & MW_VM_GROWSDOWN) && pr.start == (addr & MW_PAGE_MASK) &&
-	    task->mm->total_vm != p->total_vm) {
+	    task_mm(task)->total_vm != p->total_vm) {
 		note_vm_growth(p, tgid, f);
 		f->cache_end = 0;
 		return;
@@ -497,7 +497,7 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	rss_event(task, (__u64)mm, task->mm == mm, member, -1, mm);
+	rss_event(task, (__u64)mm, task_mm(task) == mm, member, -1, mm);
 	return 0;
 }
 

@@ -80,7 +80,7 @@ static __always_inline struct mw_host *host_add(__u32 tgid, struct task_struct *
 						__u32 flags)
 {
 	struct mw_host h = {};
-	struct mm_struct *mm = task->mm;
+	struct mm_struct *mm = task_mm(task);
 
 	h.flags = flags;
 	h.cgroup_id = bpf_get_current_cgroup_id();
@@ -191,7 +191,7 @@ static __always_inline void host_syscall(void)
 	h = host_current(true);
 	if (!h)
 		return;
-	vm = bpf_get_current_task_btf()->mm->total_vm;
+	vm = task_mm(bpf_get_current_task_btf())->total_vm;
 	if (vm > h->total_vm)
 		__sync_fetch_and_add(&h->mapped_bytes, (vm - h->total_vm) << MW_PAGE_SHIFT);
 	else
@@ -226,7 +226,7 @@ static __always_inline void host_exec(struct task_struct *task)
 		return;
 	bpf_probe_read_kernel_str(h->comm, sizeof(h->comm), task->comm);
 	__builtin_memset(h->rss, 0, sizeof(h->rss));
-	host_fill(h, task->mm);
+	host_fill(h, task_mm(task));
 	bpf_map_update_elem(&host_mm, &h->mm_key, &tgid, BPF_ANY);
 }
 
@@ -261,7 +261,7 @@ int BPF_PROG(host_rss_stat_raw, struct mm_struct *mm, int member)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	host_rss((__u64)mm, task->mm == mm, member, -1, mm);
+	host_rss((__u64)mm, task_mm(task) == mm, member, -1, mm);
 	return 0;
 }
 

@@ -28,8 +28,6 @@ struct {
 	__type(value, __u64);
 } cpu_probe SEC(".maps");
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
 struct refcount_struct___x {
 	atomic_t refs;
 } __attribute__((preserve_access_index));
@@ -122,7 +120,7 @@ static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 membe
 		.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero),
 	};
 
-	if (!c.o || !fbc)
+	if (!c.o || !fbc || !bpf_rdonly_cast)	/* 6.2+: the loader checks */
 		return 0;
 	c.counters = (__u64)fbc->counters;
 	c.sum = fbc->count;

@@ -6,6 +6,22 @@
 #ifndef MW_STATE_BPF_H
 #define MW_STATE_BPF_H
 
+/* 6.2+; weak: absent, it is NULL and the code using it is dropped at load. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/*
+ * A task's mm as an untrusted BTF pointer: its fields load directly (no
+ * helper call), and loading a pointer field from it costs the verifier no
+ * trust lookup (a scan of the kernel's BTF by name, for every such load in
+ * every state it walks).  bpf_rdonly_cast() compiles to nothing.
+ */
+static __always_inline struct mm_struct *task_mm(struct task_struct *task)
+{
+	if (bpf_rdonly_cast)
+		task = bpf_rdonly_cast(task, bpf_core_type_id_kernel(struct task_struct));
+	return task->mm;
+}
+
 #define MW_PAGE_SIZE	(1UL << MW_PAGE_SHIFT)
 #define MW_PAGE_MASK	(~(MW_PAGE_SIZE - 1))
 #define MW_PAGE_ALIGN(x) (((x) + MW_PAGE_SIZE - 1) & MW_PAGE_MASK)

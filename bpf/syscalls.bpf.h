@@ -81,7 +81,7 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 	t = thread_get(task, true);
 	if (!t)
 		return 0;
-	mm = task->mm;
+	mm = task_mm(task);
 	cpu_fault_end(p, task);
 	t->sys_op = op;
 	t->sys_args[0] = arg0;
@@ -208,7 +208,7 @@ static __always_inline int sys_exit(__s64 ret)
 	if (op >= MW_NR_OPS || (p->flags & MW_PROC_DEAD))
 		return 0;
 
-	mm = task->mm;
+	mm = task_mm(task);
 	total_vm = mm->total_vm;
 	proc_note_vm(p, total_vm, mm->hiwater_vm);
 	p->calls[op]++;

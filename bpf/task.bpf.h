@@ -39,7 +39,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
 	if (!p)
 		return 0;
 	slots_harvest(p, tgid);		/* keys of the old mm */
-	mm = task->mm;
+	mm = task_mm(task);
 	/* A new mm: VM peak and RSS peak start again, as /proc's do. */
 	p->total_vm = BPF_CORE_READ(mm, total_vm);
 	p->vm_peak = p->total_vm;

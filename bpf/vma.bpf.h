@@ -155,6 +155,9 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	v->vflags = 0;
 	v->ino = 0;
 	v->dev = 0;
+	/* Untrusted: no trust lookup for the pointer load (task_mm()). */
+	if (bpf_rdonly_cast)
+		vma = bpf_rdonly_cast(vma, bpf_core_type_id_kernel(struct vm_area_struct));
 	f = vma->vm_file;
 	if (!f)
 		return 0;

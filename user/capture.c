@@ -201,13 +201,22 @@ static void *load_job_run(void *arg)
 	return NULL;
 }
 
+/* The programs the second copy loads (see load_split): sys_exit_raw and
+ * two of the small ones that the skeleton attaches, so that the two halves
+ * take about as long (~0.2 s each here). */
+static bool second_half(const struct memwatch_bpf *s, const struct bpf_program *p)
+{
+	return p == s->progs.sys_exit_raw || p == s->progs.sched_process_exec ||
+	       p == s->progs.sched_process_exit;
+}
+
 /*
  * Per process, the verifier takes longest over sys_exit_raw and
  * rss_stat_raw, one after the other.  So: a copy of the object with no
  * programs creates the maps (and the frozen .rodata the verifier reads its
- * constants from); then two more copies over those maps load sys_exit_raw
- * and the rest at the same time, on two CPUs.  Host-wide programs are small:
- * one copy.
+ * constants from); then two more copies over those maps load their halves
+ * of the programs at the same time, on two CPUs.  Host-wide programs are
+ * small: one copy.
  */
 static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
 {
@@ -224,9 +233,16 @@ static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
 	}
 	bpf_object__for_each_program(p, maps->obj)
 		bpf_program__set_autoload(p, false);
-	bpf_object__for_each_program(p, c->skel2->obj)
-		bpf_program__set_autoload(p, p == c->skel2->progs.sys_exit_raw);
-	bpf_program__set_autoload(c->skel->progs.sys_exit_raw, false);
+	bpf_object__for_each_program(p, c->skel2->obj) {
+		struct bpf_program *mine = bpf_object__find_program_by_name(c->skel->obj,
+									   bpf_program__name(p));
+
+		bpf_program__set_autoload(p, second_half(c->skel2, p) && mine &&
+					  bpf_program__autoload(mine));
+	}
+	bpf_object__for_each_program(p, c->skel->obj)
+		if (second_half(c->skel, p))
+			bpf_program__set_autoload(p, false);
 	err = memwatch_bpf__load(maps);
 	if (!err)
 		err = reuse_maps(c->skel, maps) ?: reuse_maps(c->skel2, maps);
@@ -268,7 +284,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->sink = o->sink;
 	c->sink_ctx = o->sink_ctx;
 	c->ncpus = libbpf_num_possible_cpus();
-	c->rss_raw = btf_tracepoint_exists("rss_stat") && !feature_disabled("rss_raw");
+	c->rss_raw = btf_tracepoint_exists("rss_stat") && btf_has_percpu_rss() &&
+		     !feature_disabled("rss_raw");
 	c->host = o->host_procs > 0;
 	err = open_and_load(c, o);
 	if (!err && c->rss_raw && !find_cpu_offsets(c)) {

@@ -99,18 +99,67 @@ fail:
 	return MW_EXIT_TRACEFS;
 }
 
-bool btf_tracepoint_exists(const char *name)
+static struct btf *vmlinux_btf(void)
 {
 	/* Parsed once: a few MB, tens of milliseconds each time. */
 	static struct btf *btf;
-	char type[128];
 
 	if (!btf)
 		btf = btf__load_vmlinux_btf();
+	return btf;
+}
+
+bool btf_tracepoint_exists(const char *name)
+{
+	struct btf *btf = vmlinux_btf();
+	char type[128];
+
 	if (!btf)
 		return false;
 	snprintf(type, sizeof(type), "btf_trace_%s", name);
 	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
+}
+
+/* The type of member 'name' of struct/union t, looking into its anonymous
+ * members as C does; 0 if none. */
+static __u32 btf_member_type(const struct btf *btf, const struct btf_type *t, const char *name,
+			     int depth)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *mname = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *mt;
+		__u32 id;
+
+		if (mname && strcmp(mname, name) == 0)
+			return m->type;
+		if (mname && *mname)
+			continue;
+		mt = btf__type_by_id(btf, m->type);
+		if (depth < 4 && mt && (btf_is_struct(mt) || btf_is_union(mt)) &&
+		    (id = btf_member_type(btf, mt, name, depth + 1)))
+			return id;
+	}
+	return 0;
+}
+
+/* What the raw rss_stat program reads the counters with: mm->rss_stat an
+ * array of percpu_counters (6.2, f1a7941243c1) and the bpf_rdonly_cast()
+ * kfunc (6.2). */
+bool btf_has_percpu_rss(void)
+{
+	struct btf *btf = vmlinux_btf();
+	const struct btf_type *t;
+	__u32 member;
+	int id;
+
+	if (!btf || btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC) < 0)
+		return false;
+	id = btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	member = t ? btf_member_type(btf, t, "rss_stat", 0) : 0;
+	return member && btf_is_array(btf__type_by_id(btf, member));
 }
 
 /*

@@ -219,14 +219,52 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
 	}
 }
 
+/*
+ * After settle_removed(): a piece kept on one side of a settling split
+ * (model.c) is exact.  Kept on both sides, only their sum is: how it divides
+ * between them is a guess, measured again when quiet, as any split.
+ */
+static void settled(struct mw_pieces *p)
+{
+	struct mw_mapping *kept[] = { p->kept_left, p->kept_right };
+	bool guessed = p->kept_left && p->kept_right &&
+		       (p->kept_left->settling || p->kept_right->settling);
+
+	for (size_t i = 0; i < 2; i++) {
+		if (!kept[i] || !kept[i]->settling)
+			continue;
+		kept[i]->settling = false;
+		kept[i]->rss_estimated = guessed;
+		kept[i]->recheck |= guessed && mapping_rss_total(kept[i]) != 0;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i]->settling) {
+			/* A lone removed piece carries exactly what was freed. */
+			p->v[i]->rss_estimated = p->n > 1;
+			p->v[i]->settling = false;
+		}
+}
+
+/* Carve [lo, hi) out of the table for a removal; delta: the RSS it freed,
+ * as the kernel counted it during the call, if known. */
+static void carve_removed(struct mw_account *a, uint64_t lo, uint64_t hi,
+			  const __s64 *delta, struct mw_pieces *p)
+{
+	a->model.split_settles = delta != NULL;
+	model_carve(&a->model, lo, hi, p);
+	a->model.split_settles = false;
+}
+
 static void remove_range(struct mw_account *a, uint64_t lo, uint64_t hi,
 			 const __s64 delta[MW_NR_MEMBERS])
 {
 	struct mw_pieces p = { 0 };
 
-	model_carve(&a->model, lo, hi, &p);
-	if (delta)
+	carve_removed(a, lo, hi, delta, &p);
+	if (delta) {
 		settle_removed(&p, delta);
+		settled(&p);
+	}
 	model_bury_all(&a->model, &p);
 }
 
@@ -272,7 +310,7 @@ static void remove_unmapped(struct mw_account *a, const struct mw_op_rec *r)
 	struct mw_mapping *remapped = NULL;
 	__s64 left[MW_NR_MEMBERS];
 
-	model_carve(&a->model, r->start, r->end, &p);
+	carve_removed(a, r->start, r->end, r->rss_delta, &p);
 	gone.kept_left = p.kept_left;
 	gone.kept_right = p.kept_right;
 	for (size_t i = 0; i < p.n; i++) {
@@ -282,6 +320,7 @@ static void remove_unmapped(struct mw_account *a, const struct mw_op_rec *r)
 		for (uint32_t k = 0; k < n; k++)
 			inside |= mp->start >= r->vmas[k].start && mp->end <= r->vmas[k].end;
 		if (inside) {
+			mp->settling = false;	/* not settled here: an estimate */
 			model_place(&a->model, mp);
 			remapped = mp;
 			continue;
@@ -307,6 +346,7 @@ static void remove_unmapped(struct mw_account *a, const struct mw_op_rec *r)
 		}
 	}
 	settle_removed(&gone, left);
+	settled(&gone);
 	model_bury_all(&a->model, &gone);
 }
 

@@ -124,6 +124,21 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 
 	memcpy(total, a->rss, sizeof(total));
 	file_member = total[MW_SHMEM] > 0 || a->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
+	if (m->split_settles) {
+		/* A removal that knows the RSS it freed (the syscall's own
+		 * counter changes): settle_removed() gives the removed side
+		 * exactly that and the kept side the rest, so no measuring;
+		 * pagemap would take the mmap lock the process is using. */
+		for (int i = 0; i < MW_NR_MEMBERS; i++)
+			meas->rss[i] = mw_scale(total[i], num, den) & ~4095LL;
+		for (int i = 0; i < MW_NR_MEMBERS; i++)
+			rest->rss[i] = total[i] - meas->rss[i];
+		if (!a->rss_estimated) {
+			a->settling = b->settling = true;
+			a->rss_estimated = b->rss_estimated = true;
+		}
+		goto counts;
+	}
 	if (mapping_rss_total(a) != 0 && m->oracle.range_rss &&
 	    m->oracle.range_rss(m->oracle.ctx, meas->start, meas->end, &anon, &file) == 0) {
 		memset(meas->rss, 0, sizeof(meas->rss));
@@ -150,6 +165,7 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 		a->rss_estimated = true;
 		b->rss_estimated = true;
 	}
+counts:
 	meas->faults = (uint64_t)mw_scale((int64_t)faults, num, den);
 	rest->faults = faults - meas->faults;
 	meas->requested = (uint64_t)mw_scale((int64_t)req, num, den);

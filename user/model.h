@@ -53,6 +53,8 @@ struct mw_mapping {
 	bool unmapped;
 	bool rss_estimated;	/* a split had to guess how RSS divides */
 	bool recheck;		/* RSS divided by a split: measure when quiet */
+	bool settling;		/* split by a removal whose RSS the kernel gave:
+				 * exact once settle_removed() ran */
 	enum mw_kind kind;
 	char *path;		/* file path or kernel name ("[vdso]"), or NULL */
 	int64_t rss[MW_NR_MEMBERS];	/* bytes, by kmem:rss_stat member */
@@ -89,6 +91,7 @@ struct mw_model {
 	struct mw_mapping folded;	/* unmapped ones beyond the limit, summed */
 	size_t nfolded;
 	struct mw_oracle oracle;
+	bool split_settles;	/* carving for a removal that carries its RSS */
 	uint64_t now_ns;	/* time stamp the next change carries */
 	uint32_t next_seq;
 	int phase;		/* current phase index, stamped on births */

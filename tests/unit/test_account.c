@@ -631,9 +631,11 @@ TEST(munmap_part)
 	CHECK_EQ_U64(dead->died_ns, 6000);
 	/* The removed piece carries exactly what the kernel freed... */
 	CHECK_EQ_INT(dead->rss[MW_ANON], 2 * P);
-	/* ...and the part that stays has the rest of the 8 pages. */
+	/* ...and the part that stays has the rest of the 8 pages: exact, no
+	 * estimate and nothing to re-measure (no pagemap read per munmap). */
 	CHECK_EQ_INT(kept->rss[MW_ANON], 6 * P);
-	CHECK(kept->rss_estimated);
+	CHECK(!kept->rss_estimated);
+	CHECK(!kept->recheck && !kept->settling);
 	CHECK_EQ_U64(kept->faults, 8);
 	CHECK_EQ_U64(dead->faults, 4);
 	CHECK_EQ_U64(kept->requested, 40000);
@@ -1178,6 +1180,47 @@ TEST(mprotect_split_with_oracle)
 	account_free(&a);
 }
 
+/* A removal carries the RSS it freed: a split for it needs no measuring.
+ * One side kept: exact.  Both sides kept: their sum is exact, the division
+ * a guess to re-check when quiet. */
+TEST(munmap_split_settles_without_oracle)
+{
+	struct mw_account a;
+	struct mw_op_rec *r;
+	struct mw_mapping *l, *rt;
+	int calls = 0;
+
+	attach(&a);
+	a.model.oracle.range_rss = oracle_fixed;
+	a.model.oracle.ctx = &calls;
+	/* The last quarter of the 1 MiB mapping, 3 resident pages freed. */
+	r = munmap_new(1, 5000, ANON1M + 0xc0000, ANON1M + 0x100000, 3 * P, SEED_VM_PAGES - 64);
+	feed_op(&a, r);
+	CHECK_EQ_INT(calls, 0);
+	l = at(&a, ANON1M);
+	if (!CHECK(l))
+		return;
+	CHECK_EQ_U64(l->end, ANON1M + 0xc0000);
+	CHECK_EQ_INT(l->rss[MW_ANON], 13 * P);
+	CHECK(!l->rss_estimated && !l->recheck);
+	CHECK_EQ_INT(last_dead(&a)->rss[MW_ANON], 3 * P);
+	CHECK(!last_dead(&a)->rss_estimated);
+
+	/* The middle of what is left: 2 pages freed; 11 stay, on two sides. */
+	r = munmap_new(2, 6000, ANON1M + 0x40000, ANON1M + 0x80000, 2 * P, SEED_VM_PAGES - 128);
+	feed_op(&a, r);
+	CHECK_EQ_INT(calls, 0);
+	l = at(&a, ANON1M);
+	rt = at(&a, ANON1M + 0x80000);
+	if (!CHECK(l && rt))
+		return;
+	CHECK_EQ_INT(l->rss[MW_ANON] + rt->rss[MW_ANON], 11 * P);
+	CHECK_EQ_INT(last_dead(&a)->rss[MW_ANON], 2 * P);
+	CHECK(l->rss_estimated && rt->rss_estimated && l->recheck && rt->recheck);
+	CHECK(!l->settling && !rt->settling);
+	account_free(&a);
+}
+
 static const char maps_resync[] =
 	"555555554000-555555556000 r--p 00000000 fe:01 1234 /usr/bin/app\n"
 	"555555556000-555555558000 rw-p 00002000 fe:01 1234 /usr/bin/app\n"
@@ -1557,6 +1600,7 @@ int main(void)
 	RUN(vm_mismatch);
 	RUN(mprotect_split_and_merge_back);
 	RUN(mprotect_split_with_oracle);
+	RUN(munmap_split_settles_without_oracle);
 	RUN(resync_corrects_layout);
 	RUN(exec_buries_everything);
 	RUN(exit_and_end);

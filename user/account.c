@@ -552,10 +552,12 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		spread_rss(a, r->start, r->end, r->rss_delta);
 		break;
 	}
-	/* Heap and stack move with brk; re-derive names near them. */
+	/* Heap and stack move with brk; re-derive names near them.  A file
+	 * mapping's kind does not depend on them (and costs string compares). */
 	if (r->op == MW_OP_BRK || r->op == MW_OP_VMGROW)
 		for (size_t i = 0; i < m->nlive; i++)
-			model_classify(m, m->live[i]);
+			if (!m->live[i]->has_file)
+				model_classify(m, m->live[i]);
 	if (model_vm_bytes(m) != (r->total_vm << MW_PAGE_SHIFT)) {
 		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
 		       (unsigned long long)model_vm_bytes(m),

@@ -442,7 +442,7 @@ static __always_inline void note_rss(struct mw_proc *p)
  * traced (the tracepoint runs for every RSS change on the host).
  */
 static __always_inline void rss_event(struct task_struct *task, __u64 key, bool curr,
-				      __u32 member, __s64 size, struct mm_struct *mm)
+				      __u32 member, __u32 which, __s64 size, struct mm_struct *mm)
 {
 	__u32 tgid = task->tgid;
 	struct mw_proc *p = NULL;
@@ -467,7 +467,7 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 			p->mm_key = 0;
 			return;
 		}
-		external_change(p, member, mm ? rss_counter_bytes(mm, member) : size);
+		external_change(p, member, mm ? rss_counter_bytes(mm, which) : size);
 		note_rss(p);
 		return;
 	}
@@ -486,7 +486,7 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 		p->flags |= MW_PROC_HAD_MM;
 		bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
 	}
-	own_change(p, task, tgid, member, mm ? rss_counter_bytes(mm, member) : size);
+	own_change(p, task, tgid, member, mm ? rss_counter_bytes(mm, which) : size);
 	note_rss(p);
 }
 
@@ -496,8 +496,12 @@ SEC("tp_btf/rss_stat")
 int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	/* The member again, as a value the verifier does not link to the
+	 * first: reading the counter switches on it, and a linked copy would
+	 * carry each case's constant through the rest, four walks for one. */
+	__u32 which = *(volatile __u64 *)&ctx[1];
 
-	rss_event(task, (__u64)mm, task_mm(task) == mm, member, -1, mm);
+	rss_event(task, (__u64)mm, task_mm(task) == mm, member, which, -1, mm);
 	return 0;
 }
 
@@ -505,8 +509,8 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 SEC("tracepoint/kmem/rss_stat")
 int rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
-	rss_event(bpf_get_current_task_btf(), ctx->mm_id, ctx->curr, ctx->member, ctx->size,
-		  NULL);
+	rss_event(bpf_get_current_task_btf(), ctx->mm_id, ctx->curr, ctx->member, ctx->member,
+		  ctx->size, NULL);
 	return 0;
 }
 

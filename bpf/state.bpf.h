@@ -302,8 +302,7 @@ static __always_inline void slot_add_rss(struct mw_slot *s, __u32 member,
 
 struct harvest_ctx {
 	struct mw_proc *p;
-	struct mw_deltas_rec *out;
-	__u32 n;
+	struct mw_deltas_rec *out;	/* out->nr: slots written so far */
 };
 
 /* Index of the lowest set bit of x (x != 0), without branches: a branch
@@ -330,7 +329,7 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
 {
 	__u64 dirty = c->p->slot_dirty;
 	struct mw_slot *s, *o;
-	__u32 i;
+	__u32 i, n;
 
 	/* The mask is read from the map, not carried in c: the verifier
 	 * then sees the same state each step and converges at once. */
@@ -345,7 +344,11 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
 	if (!s->faults && !s->rss[0] && !s->rss[1] && !s->rss[2] &&
 	    !s->rss[3] && !s->peak)
 		return 0;
-	o = &c->out->slots[c->n & (MW_SLOTS - 1)];
+	/* The count lives in the record (map memory), not in c: a count on
+	 * the stack would be a new constant each step, and the verifier
+	 * would walk the body once per value. */
+	n = c->out->nr;
+	o = &c->out->slots[n & (MW_SLOTS - 1)];
 	o->vm_start = s->vm_start;
 	o->faults = __sync_lock_test_and_set(&s->faults, 0);
 	o->rss[0] = __sync_lock_test_and_set(&s->rss[0], 0);
@@ -354,7 +357,7 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
 	o->rss[3] = __sync_lock_test_and_set(&s->rss[3], 0);
 	o->total = __sync_lock_test_and_set(&s->total, 0);
 	o->peak = __sync_lock_test_and_set(&s->peak, 0);
-	c->n++;
+	c->out->nr = n + 1;
 	return 0;
 }
 
@@ -365,17 +368,18 @@ static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
 {
 	union mw_scratch *sc = scratch_get(1);
 	struct harvest_ctx c = { .p = p };
-	__u64 size;
+	__u64 size, n;
 
 	if (!sc || !p->slot_dirty)
 		return;
 	c.out = &sc->deltas;
+	c.out->nr = 0;
 	bpf_loop(MW_SLOTS, harvest_one, &c, 0);
-	if (!c.n)
+	n = c.out->nr;
+	if (!n || n > MW_SLOTS)
 		return;
 	hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
-	sc->deltas.nr = c.n;
-	size = offsetof(struct mw_deltas_rec, slots) + (__u64)c.n * sizeof(struct mw_slot);
+	size = offsetof(struct mw_deltas_rec, slots) + n * sizeof(struct mw_slot);
 	if (size > sizeof(sc->deltas))
 		size = sizeof(sc->deltas);
 	emit(p, &sc->deltas, size);

@@ -222,6 +222,12 @@ static __always_inline int sys_exit(__s64 ret)
 		return 0;
 	rec = &sc->op;
 	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, vmas));
+	/* Everything that depends on op before op_describe()'s switch, which
+	 * leaves op a different constant on each path: unused after it, the
+	 * verifier can merge those paths again. */
+	rec->op = op;
+	for (int i = 0; i < 6; i++)
+		rec->args[i] = t->sys_args[i];	/* brk: op_describe() sets [1] */
 	if (op_failed_cleanly(op, ret) || !op_describe(task, mm, t, rec, op, ret)) {
 		for (int m = 0; m < MW_NR_MEMBERS; m++)
 			__sync_fetch_and_add(&p->unattributed[m], t->sys_rss[m]);
@@ -229,10 +235,6 @@ static __always_inline int sys_exit(__s64 ret)
 	}
 	if (ret < 0 && ret >= -MW_MAX_ERRNO)
 		rec->opflags |= MW_OPF_FAILED;
-	rec->op = op;
-	for (int i = 0; i < 6; i++)
-		if (!(op == MW_OP_BRK && i == 1))
-			rec->args[i] = t->sys_args[i];
 	rec->ret = ret;
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		rec->rss_delta[m] = t->sys_rss[m];

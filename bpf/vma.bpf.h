@@ -213,7 +213,7 @@ static __always_inline long vma_at(struct task_struct *task, __u64 addr,
  * report what is there from start on and stop quietly at a hole (after
  * munmap: whatever another thread mapped into the range meanwhile).
  */
-static __always_inline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
+static __noinline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
 				     __u64 start, __u64 end, bool strict)
 {
 	struct vma_probe pr = { .fill = 1 };

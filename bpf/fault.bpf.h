@@ -43,6 +43,21 @@ static __always_inline struct mw_cpu_fault *cpu_fault(void)
 	return bpf_map_lookup_elem(&fault_cpu, &zero);
 }
 
+/* Move the faults CPU c counted for its task into p (NULL: drop them);
+ * returns how many. */
+static __always_inline __u64 cpu_faults_move(struct mw_cpu_fault *c, struct mw_proc *p)
+{
+	__u64 n = c->pending + c->kpending;
+
+	if (p && c->pending)
+		__sync_fetch_and_add(&p->faults, c->pending);
+	if (p && c->kpending)
+		__sync_fetch_and_add(&p->kfaults, c->kpending);
+	c->pending = 0;
+	c->kpending = 0;
+	return n;
+}
+
 /* Add the faults a CPU counted for its last task to that task's process:
  * once per change of faulting task on the CPU. */
 static __always_inline void cpu_faults_credit(struct mw_cpu_fault *c)
@@ -52,12 +67,7 @@ static __always_inline void cpu_faults_credit(struct mw_cpu_fault *c)
 	if (!c->pending && !c->kpending)
 		return;
 	p = proc_lookup(c->tgid);
-	if (p && !(p->flags & MW_PROC_DEAD)) {
-		__sync_fetch_and_add(&p->faults, c->pending);
-		__sync_fetch_and_add(&p->kfaults, c->kpending);
-	}
-	c->pending = 0;
-	c->kpending = 0;
+	cpu_faults_move(c, p && !(p->flags & MW_PROC_DEAD) ? p : NULL);
 }
 
 /* The current thread of traced process p enters a traced syscall, or exits:
@@ -69,12 +79,7 @@ static __always_inline void cpu_fault_end(struct mw_proc *p, struct task_struct 
 
 	if (!c || c->task != (__u64)task)
 		return;
-	if (c->pending)
-		__sync_fetch_and_add(&p->faults, c->pending);
-	if (c->kpending)
-		__sync_fetch_and_add(&p->kfaults, c->kpending);
-	c->pending = 0;
-	c->kpending = 0;
+	cpu_faults_move(c, p);
 	c->f.flt = ~0ULL;
 }
 
@@ -97,11 +102,9 @@ static __always_inline void on_fault(__u64 addr, bool user)
 		c->gen = *gen;
 		c->traced = proc_lookup(c->tgid) != NULL;
 	}
-	if (!c->traced)
-		c->pending = c->kpending = 0;
-	else if (user)
+	if (c->traced && user)
 		c->pending++;
-	else
+	else if (c->traced)
 		c->kpending++;
 	c->kernel = !user;
 	c->f.addr = addr;
@@ -208,7 +211,6 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 {
 	__u32 prev_slot1 = w_old & MW_W_SLOT_MASK;
 	__s64 old = w_val(w_old), dprev = w_delta(w_old), prev_old = old - dprev, mv;
-	struct mw_slot *from, *to;
 
 	if (!slot1 || !prev_slot1 || prev_slot1 == slot1 || !dprev)
 		return false;
@@ -218,12 +220,8 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 		mv = dprev > 0 ? dprev >> 1 : -((-dprev) >> 1); /* both changed first */
 	else
 		return false;
-	from = &p->slots[(prev_slot1 - 1) & (MW_SLOTS - 1)];
-	to = &p->slots[(slot1 - 1) & (MW_SLOTS - 1)];
-	slot_add_rss(from, member, -(mv << MW_PAGE_SHIFT));
-	slot_add_rss(to, member, mv << MW_PAGE_SHIFT);
-	slot_note(p, prev_slot1 - 1);
-	slot_note(p, slot1 - 1);
+	slot_add_rss(p, prev_slot1, member, -(mv << MW_PAGE_SHIFT));
+	slot_add_rss(p, slot1, member, mv << MW_PAGE_SHIFT);
 	if (__sync_val_compare_and_swap(&p->rss_word[member & (MW_NR_MEMBERS - 1)], mine,
 					w_pack(old, prev_slot1, dprev - mv)) == mine)
 		p->rss[member & (MW_NR_MEMBERS - 1)] = old << MW_PAGE_SHIFT;
@@ -291,13 +289,7 @@ static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
 
 	if (!p || !c)
 		return 0;
-	faults = c->pending + c->kpending;
-	if (c->pending)
-		__sync_fetch_and_add(&p->faults, c->pending);
-	if (c->kpending)
-		__sync_fetch_and_add(&p->kfaults, c->kpending);
-	c->pending = 0;
-	c->kpending = 0;
+	faults = cpu_faults_move(c, p);
 	if (c->f.vma == MW_FAULT_VMA_UNKNOWN)
 		resolve_fault_vma(p, tgid, task, &c->f);
 	if (!c->f.vma)
@@ -386,8 +378,7 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 	__s64 pages = size >> MW_PAGE_SHIFT, delta;
 	__u32 slot1 = 0;
 	struct mw_thread *sys = change_owner(p, tgid, task, member, &slot1);
-	__u64 mine, w_old;
-	mine = w_pack(pages, slot1, 0);
+	__u64 mine = w_pack(pages, slot1, 0), w_old;
 
 	barrier_var(member);
 	member &= MW_NR_MEMBERS - 1;
@@ -401,10 +392,8 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 				    w_pack(pages, slot1, pages - w_val(w_old)));
 	if (sys)
 		sys->sys_rss[member] += delta;
-	else if (slot1) {
-		slot_add_rss(&p->slots[(slot1 - 1) & (MW_SLOTS - 1)], member, delta);
-		slot_note(p, slot1 - 1);
-	}
+	else if (slot1)
+		slot_add_rss(p, slot1, member, delta);
 	else
 		__sync_fetch_and_add(&p->unattributed[member], delta);
 }

@@ -28,6 +28,8 @@ struct {
 	__type(value, __u64);
 } cpu_probe SEC(".maps");
 
+/* Any kernel struct whose first member is an int: bpf_rdonly_cast() needs
+ * a struct's BTF id to make a per-CPU counter's s32 a plain load. */
 struct refcount_struct___x {
 	atomic_t refs;
 } __attribute__((preserve_access_index));
@@ -71,15 +73,22 @@ struct sum_ctx {
 	__s64 sum;
 };
 
+/* Add CPU cpu's part of the counter (6.2+: bpf_rdonly_cast, checked by the
+ * caller). */
+static __always_inline void sum_add_cpu(struct sum_ctx *c, __u32 cpu)
+{
+	struct refcount_struct___x *r;
+
+	r = bpf_rdonly_cast((void *)(c->counters + c->o->off[cpu & (MW_MAX_CPUS - 1)]),
+			    bpf_core_type_id_kernel(struct refcount_struct___x));
+	c->sum += r->refs.counter;
+}
+
 static long sum_cpu(__u32 cpu, struct sum_ctx *c)
 {
-	__s32 v = 0;
-
 	if (cpu >= c->o->ncpus)
 		return 1;
-	bpf_probe_read_kernel(&v, sizeof(v),
-			      (void *)(c->counters + c->o->off[cpu & (MW_MAX_CPUS - 1)]));
-	c->sum += v;
+	sum_add_cpu(c, cpu);
 	return 0;
 }
 
@@ -129,9 +138,7 @@ static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 membe
 		for (int cpu = 0; cpu < 8; cpu++) {
 			if (cpu >= nr_cpus)
 				break;
-			struct refcount_struct___x *r = bpf_rdonly_cast((void *)(c.counters + c.o->off[cpu]),
-				bpf_core_type_id_kernel(struct refcount_struct___x));
-			c.sum += r->refs.counter;
+			sum_add_cpu(&c, cpu);
 		}
 	} else {
 		bpf_loop(nr_cpus, sum_cpu, &c, 0);

@@ -197,6 +197,8 @@ static __always_inline void hdr_fill(struct mw_rec_hdr *h, __u32 type,
 	h->ts = bpf_ktime_get_ns();
 }
 
+/* The marker programs' way to the mm (uprobe and syscall program types,
+ * which task_mm()'s BTF pointer loads do not serve); one probe read. */
 static __always_inline struct mm_struct *current_mm(void)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -285,19 +287,22 @@ static __always_inline void slot_note(struct mw_proc *p, __u32 i)
 		__sync_fetch_and_or(&p->slot_dirty, bit);
 }
 
-static __always_inline void slot_add_rss(struct mw_slot *s, __u32 member,
+/* Add to p's slot (index + 1) slot1, and note it for the next harvest. */
+static __always_inline void slot_add_rss(struct mw_proc *p, __u32 slot1, __u32 member,
 					 __s64 delta)
 {
+	struct mw_slot *s = &p->slots[(slot1 - 1) & (MW_SLOTS - 1)];
 	__s64 total;
 
 	if (member >= MW_NR_MEMBERS)
 		return;
 	__sync_fetch_and_add(&s->rss[member], delta);
-	if (member == MW_SWAP)
-		return;
-	total = __sync_fetch_and_add(&s->total, delta) + delta;
-	if (total > s->peak)
-		s->peak = total;
+	if (member != MW_SWAP) {
+		total = __sync_fetch_and_add(&s->total, delta) + delta;
+		if (total > s->peak)
+			s->peak = total;
+	}
+	slot_note(p, slot1 - 1);
 }
 
 struct harvest_ctx {

@@ -21,6 +21,7 @@ struct mw_capture {
 	struct ring_buffer *rb;
 	struct bpf_link *rss_link;
 	bool rss_raw;
+	__u32 procs_gen;	/* the last value written to the map */
 	bool host;		/* host-wide tracing */
 	struct bpf_link **marker_links;
 	size_t nmarker_links;
@@ -201,21 +202,13 @@ static void *load_job_run(void *arg)
 	return NULL;
 }
 
-/* The programs the second copy loads (see load_split): sys_exit_raw, the
- * one the verifier takes longest over (~0.09 s here; all the others
- * together ~0.02 s). */
-static bool second_half(const struct memwatch_bpf *s, const struct bpf_program *p)
-{
-	return p == s->progs.sys_exit_raw;
-}
-
 /*
- * Per process, the verifier takes longest over sys_exit_raw, and libbpf's
- * CO-RE pass over the vmlinux BTF takes about as long.  So: a copy of the
- * object with no programs creates the maps (and the frozen .rodata the
- * verifier reads its constants from); then two more copies over those maps
- * load their halves of the programs at the same time, on two CPUs.
- * Host-wide programs are small: one copy.
+ * Per process, the verifier takes longest over sys_exit_raw (~0.09 s here,
+ * all the others together ~0.02 s), and libbpf's CO-RE pass over the vmlinux
+ * BTF about as long.  So: a copy of the object with no programs creates the
+ * maps (and the frozen .rodata the verifier reads its constants from); then
+ * two more copies over those maps load sys_exit_raw and the rest at the same
+ * time, on two CPUs.  Host-wide programs are small: one copy.
  */
 static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
 {
@@ -232,16 +225,9 @@ static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
 	}
 	bpf_object__for_each_program(p, maps->obj)
 		bpf_program__set_autoload(p, false);
-	bpf_object__for_each_program(p, c->skel2->obj) {
-		struct bpf_program *mine = bpf_object__find_program_by_name(c->skel->obj,
-									   bpf_program__name(p));
-
-		bpf_program__set_autoload(p, second_half(c->skel2, p) && mine &&
-					  bpf_program__autoload(mine));
-	}
-	bpf_object__for_each_program(p, c->skel->obj)
-		if (second_half(c->skel, p))
-			bpf_program__set_autoload(p, false);
+	bpf_object__for_each_program(p, c->skel2->obj)
+		bpf_program__set_autoload(p, p == c->skel2->progs.sys_exit_raw);
+	bpf_program__set_autoload(c->skel->progs.sys_exit_raw, false);
 	err = memwatch_bpf__load(maps);
 	if (!err)
 		err = reuse_maps(c->skel, maps) ?: reuse_maps(c->skel2, maps);
@@ -377,13 +363,10 @@ void capture_close(struct mw_capture *c)
 /* Tell the fault programs that 'procs' changed (bpf/state.bpf.h). */
 static void procs_changed(struct mw_capture *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.procs_gen);
-	__u32 zero = 0, gen = 0;
+	__u32 zero = 0;
 
-	if (bpf_map_lookup_elem(fd, &zero, &gen) == 0) {
-		gen++;
-		bpf_map_update_elem(fd, &zero, &gen, BPF_ANY);
-	}
+	c->procs_gen++;
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs_gen), &zero, &c->procs_gen, BPF_ANY);
 }
 
 int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)

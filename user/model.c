@@ -119,27 +119,17 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	uint64_t num = meas->end - meas->start, den = len_a + len_b;
 	int64_t total[MW_NR_MEMBERS], peak = a->rss_peak;
 	uint64_t faults = a->faults, req = a->requested, anon, file;
-	bool measured = false;
+	bool measured = false, has_rss;
 	int file_member;
 
 	memcpy(total, a->rss, sizeof(total));
 	file_member = total[MW_SHMEM] > 0 || a->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
-	if (m->split_settles) {
-		/* A removal that knows the RSS it freed (the syscall's own
-		 * counter changes): settle_removed() gives the removed side
-		 * exactly that and the kept side the rest, so no measuring;
-		 * pagemap would take the mmap lock the process is using. */
-		for (int i = 0; i < MW_NR_MEMBERS; i++)
-			meas->rss[i] = mw_scale(total[i], num, den) & ~4095LL;
-		for (int i = 0; i < MW_NR_MEMBERS; i++)
-			rest->rss[i] = total[i] - meas->rss[i];
-		if (!a->rss_estimated) {
-			a->settling = b->settling = true;
-			a->rss_estimated = b->rss_estimated = true;
-		}
-		goto counts;
-	}
-	if (mapping_rss_total(a) != 0 && m->oracle.range_rss &&
+	has_rss = total[MW_FILE] || total[MW_ANON] || total[MW_SHMEM];
+	/* A removal that knows the RSS it freed (the syscall's own counter
+	 * changes) needs no measuring: settle_removed() gives the removed side
+	 * exactly that and the kept side the rest.  pagemap would take the
+	 * mmap lock the process is using. */
+	if (!m->split_settles && mapping_rss_total(a) != 0 && m->oracle.range_rss &&
 	    m->oracle.range_rss(m->oracle.ctx, meas->start, meas->end, &anon, &file) == 0) {
 		memset(meas->rss, 0, sizeof(meas->rss));
 		meas->rss[MW_ANON] = MW_MIN((int64_t)anon, MW_MAX(total[MW_ANON], 0));
@@ -152,20 +142,26 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	}
 	for (int i = 0; i < MW_NR_MEMBERS; i++)
 		rest->rss[i] = total[i] - meas->rss[i];
-	/* Measured or not, the process may have moved on before we split:
-	 * the capture side re-measures both when it catches up. */
-	if (total[MW_FILE] || total[MW_ANON] || total[MW_SHMEM]) {
-		a->recheck = true;
-		b->recheck = true;
+	if (m->split_settles) {
+		/* A guess until settled (account.c: settled()). */
+		if (!a->rss_estimated && (has_rss || total[MW_SWAP])) {
+			a->settling = b->settling = true;
+			a->rss_estimated = b->rss_estimated = true;
+		}
+	} else {
+		/* Measured or not, the process may have moved on before we
+		 * split: the capture side re-measures both when it catches up. */
+		if (has_rss) {
+			a->recheck = true;
+			b->recheck = true;
+		}
+		/* Any RSS divided by size is a guess, also when page rounding
+		 * put all of it on one side (a->rss is already a's share). */
+		if (!measured && (has_rss || total[MW_SWAP])) {
+			a->rss_estimated = true;
+			b->rss_estimated = true;
+		}
 	}
-	/* Any RSS divided by size is a guess, also when page rounding put
-	 * all of it on one side (a->rss is already a's share here). */
-	if (!measured && (total[MW_FILE] || total[MW_ANON] || total[MW_SHMEM] ||
-			  total[MW_SWAP])) {
-		a->rss_estimated = true;
-		b->rss_estimated = true;
-	}
-counts:
 	meas->faults = (uint64_t)mw_scale((int64_t)faults, num, den);
 	rest->faults = faults - meas->faults;
 	meas->requested = (uint64_t)mw_scale((int64_t)req, num, den);

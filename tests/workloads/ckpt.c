@@ -39,7 +39,7 @@ static bool ckpt_on;
 static bool steps_on;		/* MW_STEPS: ckpt_wait_step() waits */
 static const char *prog = "workload";
 
-static const char *const proc_files[] = { "status", "maps", "smaps" };
+static const char *const proc_files[] = { "status", "stat", "maps", "smaps" };
 
 static __attribute__((noreturn)) void exit_now(int code)
 {

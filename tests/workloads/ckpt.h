@@ -3,7 +3,7 @@
  * ckpt.h - checkpoint library for memwatch's end-to-end test workloads.
  *
  * A workload maps, touches and unmaps known amounts of memory and, at named
- * checkpoints, copies its own /proc/self/{status,maps,smaps} into
+ * checkpoints, copies its own /proc/self/{status,stat,maps,smaps} into
  * $MW_CKPT_DIR.  The test then compares memwatch's report with that truth.
  *
  * Taking a checkpoint must not itself change the address space or RSS, so
@@ -47,7 +47,7 @@
 /* Call first thing in main(); may block waiting for "go" (see above). */
 void ckpt_init(int argc, char **argv);
 
-/* Snapshot /proc/self/{status,maps,smaps} under @name.  Not thread-safe. */
+/* Snapshot /proc/self/{status,stat,maps,smaps} under @name.  Not thread-safe. */
 void ckpt(const char *name);
 
 /*

@@ -24,7 +24,7 @@ def check_against(c, label, s, ck, mode, checkpoint):
     the harness compares with)."""
     h = common.harness()
     if checkpoint != "final":
-        for ext in ("status", "maps", "smaps"):
+        for ext in ("status", "stat", "maps", "smaps"):
             shutil.copy(os.path.join(ck, f"{checkpoint}.{ext}"), os.path.join(ck, f"final.{ext}"))
     # Hundreds of threads come and go between checkpoints: their stacks make
     # a peak the lazy VmHWM may never record (KERNEL-NOTES 5).

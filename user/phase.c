@@ -248,10 +248,21 @@ void phases_mark(struct mw_phases *ph, struct mw_model *m, __u32 kind,
 		 const char *name, const struct mw_point *at,
 		 uint64_t vm_peak, uint64_t rss_peak)
 {
+	struct mw_point first;
+
 	switch (kind) {
 	case MW_MARK_PHASE:
 		close_iter(ph, m, at);
 		close_phase(ph, m, at, vm_peak, rss_peak);
+		if (!ph->n) {
+			/* The counters run from zero when tracing begins; with -p
+			 * the process runs on between that and the first mark, and
+			 * what it counts there belongs to the first phase, so that
+			 * the phases add up to the totals. */
+			first = *at;
+			first.faults = first.mapped = first.unmapped = 0;
+			at = &first;
+		}
 		open_phase(ph, m, name, at);
 		break;
 	case MW_MARK_ITER:

@@ -272,6 +272,28 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	}
 }
 
+/*
+ * A traced syscall of process tgid has just reported [start, end) as a VMA,
+ * as of its structural sequence seq: the next fault there (the first touch
+ * of what it mapped, most often on this CPU) finds its VMA in the cache and
+ * needs no bpf_find_vma().  Not with --stacks, whose first fault in a VMA
+ * reads the stack on that lookup.
+ */
+static __always_inline void cpu_fault_hint(__u32 tgid, __u32 seq, __u64 start, __u64 end)
+{
+	struct mw_cpu_fault *c;
+
+	if (want_stacks || start >= end)
+		return;
+	c = cpu_fault();
+	if (!c)
+		return;
+	c->f.cache_start = start;
+	c->f.cache_end = end;
+	c->f.cache_tgid = tgid;
+	c->f.cache_seq = seq;
+}
+
 /* CPU c's fault is the current thread's, still in progress. */
 static __always_inline bool cpu_fault_mine(struct mw_cpu_fault *c, struct task_struct *task)
 {

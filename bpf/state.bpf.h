@@ -163,16 +163,30 @@ static __always_inline union mw_scratch *scratch_get(__u32 idx)
 
 /* Wake the loader only when this much is waiting (it reads the buffer every
  * 50 ms anyway): a wakeup per record costs the traced process microseconds.
- * 0: every record (set by the loader when it cannot hold the process at its
- * exit to catch up, i.e. with -p). */
+ * 0: as soon as there is something to read (set by the loader when it cannot
+ * hold the process at its exit to catch up, i.e. with -p). */
 const volatile __u64 wake_bytes = 0;
 
 /* Emit 'size' bytes of 'rec'; a full buffer is counted, never silent.
  * urgent: exec, exit and markers, which the loader acts on at once. */
 static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bool urgent)
 {
-	__u64 flags = urgent || bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wake_bytes ?
-		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u64 avail, flags = 0;
+
+	if (urgent) {
+		flags = BPF_RB_FORCE_WAKEUP;
+	} else if (wake_bytes) {
+		/* Wake once, as the waiting data crosses the mark.  Each forced
+		 * wakeup is an IPI (a VM exit under a hypervisor), and once the
+		 * mark is passed every record would force one until the loader
+		 * has drained the buffer; its poll sees data that waits
+		 * anyway, so one wakeup per crossing loses nothing. */
+		avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+		flags = avail < wake_bytes && avail + size >= wake_bytes ?
+			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	}
+	/* else 0: the kernel wakes the loader when the buffer was empty, the
+	 * first record after it caught up, and not for the ones behind it. */
 
 	if (bpf_ringbuf_output(&rb, rec, size, flags)) {
 		stat_inc(MW_STAT_RB_LOST);
@@ -187,14 +201,20 @@ static __always_inline int emit(struct mw_proc *p, void *rec, __u64 size)
 	return emit_rec(p, rec, size, false);
 }
 
-static __always_inline void hdr_fill(struct mw_rec_hdr *h, __u32 type,
-				     __u32 tgid, __u32 seq)
+static __always_inline void hdr_set(struct mw_rec_hdr *h, __u32 type, __u32 tgid,
+				    __u32 tid, __u32 seq, __u64 ts)
 {
 	h->type = type;
 	h->tgid = tgid;
-	h->tid = (__u32)bpf_get_current_pid_tgid();
+	h->tid = tid;
 	h->seq = seq;
-	h->ts = bpf_ktime_get_ns();
+	h->ts = ts;
+}
+
+static __always_inline void hdr_fill(struct mw_rec_hdr *h, __u32 type,
+				     __u32 tgid, __u32 seq)
+{
+	hdr_set(h, type, tgid, (__u32)bpf_get_current_pid_tgid(), seq, bpf_ktime_get_ns());
 }
 
 /* The marker programs' way to the mm (uprobe and syscall program types,
@@ -368,8 +388,11 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
 
 /* Move every non-empty slot into one MW_REC_DELTAS record: one step per slot
  * added to since the last harvest, none when nothing was.  bpf_loop (5.17+)
- * keeps the verifier from walking 64 copies of the body. */
-static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
+ * keeps the verifier from walking 64 copies of the body.  next: the header
+ * of the record that follows, whose thread and time the deltas share (one
+ * clock read per syscall), or NULL to read them here. */
+static __always_inline void slots_harvest_before(struct mw_proc *p, __u32 tgid,
+						 const struct mw_rec_hdr *next)
 {
 	union mw_scratch *sc = scratch_get(1);
 	struct harvest_ctx c = { .p = p };
@@ -383,11 +406,19 @@ static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
 	n = c.out->nr;
 	if (!n || n > MW_SLOTS)
 		return;
-	hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
+	if (next)
+		hdr_set(&sc->deltas.hdr, MW_REC_DELTAS, tgid, next->tid, p->seq, next->ts);
+	else
+		hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
 	size = offsetof(struct mw_deltas_rec, slots) + n * sizeof(struct mw_slot);
 	if (size > sizeof(sc->deltas))
 		size = sizeof(sc->deltas);
 	emit(p, &sc->deltas, size);
+}
+
+static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
+{
+	slots_harvest_before(p, tgid, NULL);
 }
 
 #endif /* MW_STATE_BPF_H */

@@ -67,8 +67,8 @@ static __always_inline __u32 syscall_op(long nr)
 
 static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 {
-	struct mw_proc *p = proc_lookup(current_tgid());
-	struct task_struct *task;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mw_proc *p = proc_lookup(task->tgid);
 	struct mm_struct *mm;
 	struct mw_thread *t;
 	__u64 arg0 = PT_REGS_PARM1_SYSCALL(regs);
@@ -77,7 +77,6 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 		return 0;
 	if (op == MW_OP_PRCTL_VMA && arg0 != MW_PR_SET_VMA)
 		return 0;
-	task = bpf_get_current_task_btf();
 	t = thread_get(task, true);
 	if (!t)
 		return 0;
@@ -134,10 +133,13 @@ static __always_inline bool op_describe(struct task_struct *task,
 		break;
 	case MW_OP_MUNMAP:
 		/* Another thread may have mapped into the range already: its
-		 * record can reach the loader before this one. */
+		 * record can reach the loader before this one.  With no other
+		 * user of the mm (mm_users counts threads, vfork children and
+		 * short-lived readers such as /proc), the range is empty. */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
-		vma_walk(task, rec, rec->start, rec->end, false);
+		if (mm->mm_users.counter > 1)
+			vma_walk(task, rec, rec->start, rec->end, false);
 		break;
 	case MW_OP_MREMAP:
 		rec->start = ret;
@@ -188,9 +190,9 @@ static __always_inline bool op_describe(struct task_struct *task,
 
 static __always_inline int sys_exit(__s64 ret)
 {
-	__u32 tgid = current_tgid(), op;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid, op;
 	struct mw_proc *p = proc_lookup(tgid);
-	struct task_struct *task;
 	struct mm_struct *mm;
 	struct mw_thread *t;
 	union mw_scratch *sc;
@@ -199,7 +201,6 @@ static __always_inline int sys_exit(__s64 ret)
 
 	if (!p)
 		return 0;
-	task = bpf_get_current_task_btf();
 	t = thread_get(task, false);
 	if (!t || !t->sys_op)
 		return 0;
@@ -243,8 +244,11 @@ static __always_inline int sys_exit(__s64 ret)
 	rec->brk = mm->brk;
 	rec->start_stack = mm->start_stack;
 
-	slots_harvest(p, tgid);
-	hdr_fill(&rec->hdr, MW_REC_OP, tgid, __sync_add_and_fetch(&p->seq, 1));
+	hdr_set(&rec->hdr, MW_REC_OP, tgid, task->pid, 0, bpf_ktime_get_ns());
+	slots_harvest_before(p, tgid, &rec->hdr);
+	rec->hdr.seq = __sync_add_and_fetch(&p->seq, 1);
+	if (rec->nr_vmas)
+		cpu_fault_hint(tgid, rec->hdr.seq, rec->vmas[0].start, rec->vmas[0].end);
 	size = offsetof(struct mw_op_rec, paths) +
 	       (__u64)(rec->nr_paths & (MW_MAX_VMAS - 1)) * MW_PATH_LEN;
 	if (rec->nr_paths >= MW_MAX_VMAS)

@@ -2,7 +2,11 @@
 /*
  * demo.c - the bundled demo: the memory story of a small inference runtime.
  *
- * usage: demo [model_path=/tmp/mw-model-XXXXXX.bin] [model_mib=48]
+ * usage: demo [model_path=/tmp/mw-model-XXXXXX.bin] [model_mib=48] [steady_runs]
+ *
+ * With steady_runs given, that many steady inferences instead of 20, and one
+ * line on stdout, "elapsed_ns N iterations N", the time of the steady loop:
+ * what scripts/bench compares with and without a tracer.
  *
  * Stages, ~20 ms apart so a timeline separates them:
  *   start     before anything: the phase "start" ends here
@@ -15,7 +19,8 @@
  *   first     first inference: a 256 KiB scratch buffer, a 192 MiB
  *             MAP_NORESERVE "window" of which only 1/8 is touched, a 4 MiB
  *             task serialisation buffer, and the tensors, all touched
- *   steady    20 more inferences reuse the same buffers: memory stays flat
+ *   steady    20 more inferences (steady_runs) reuse the same buffers:
+ *             memory stays flat
  *   released  tensors and the model mapping released, the model file
  *             deleted, but the window stays mapped: "released the model but
  *             the memory stayed"
@@ -24,7 +29,8 @@
  * Every region is its own VMA: mappings of different kinds (file, private,
  * shared, NORESERVE) never merge, and they are created in an order where no
  * two mergeable ones end up adjacent, so a per-mapping table tells them
- * apart.  Prints nothing: memwatch's report is the output.
+ * apart.  Prints nothing (but the timing line asked for): memwatch's report
+ * is the output.
  *
  * Phases and iterations are marked with memwatch.h's USDT probes, which
  * memwatch finds by itself: MEMWATCH_PHASE "load_model", "alloc_io",
@@ -36,9 +42,11 @@
  * second iteration at "first", release (ending the last iteration) at
  * "steady".
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -144,6 +152,18 @@ static void release(struct runtime *rt)
 		die("unlink model");
 }
 
+/* The timing line, written at once: ckpt_exit() leaves stdio unflushed. */
+static void print_elapsed(const struct timespec *t0, const struct timespec *t1,
+			  unsigned long runs)
+{
+	long long ns = (t1->tv_sec - t0->tv_sec) * 1000000000LL + (t1->tv_nsec - t0->tv_nsec);
+	char line[80];
+	int n = snprintf(line, sizeof(line), "elapsed_ns %lld iterations %lu\n", ns, runs);
+
+	if (write(STDOUT_FILENO, line, n) != n)
+		die("write timing");
+}
+
 static void stage(const char *name)
 {
 	ckpt(name);
@@ -154,13 +174,15 @@ int main(int argc, char **argv)
 {
 	char tmpl[] = "/tmp/mw-model-XXXXXX.bin";
 	struct runtime rt = { 0 };
-	int i;
+	unsigned long i, steady_runs;
+	struct timespec t0, t1;
 
 	ckpt_init(argc, argv);
 	rt.model_path = argc > 1 && *argv[1] ? argv[1] : NULL;
 	rt.model_sz = arg_mib(argc, argv, 2, 48);
 	if (!rt.model_sz)
 		die("model size must be positive");
+	steady_runs = arg_ulong(argc, argv, 3, STEADY_RUNS);
 
 	ckpt("start");
 	MEMWATCH_PHASE("load_model");
@@ -173,10 +195,14 @@ int main(int argc, char **argv)
 	MEMWATCH_ITER();
 	first_inference(&rt);
 	stage("first");
-	for (i = 0; i < STEADY_RUNS; i++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < steady_runs; i++) {
 		MEMWATCH_ITER();
 		infer(&rt);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (argc > 3)
+		print_elapsed(&t0, &t1, steady_runs);
 	stage("steady");
 	MEMWATCH_PHASE("release");
 	release(&rt);

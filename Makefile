@@ -52,7 +52,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c tests/workloads/lib%.c,$(WORKLOAD_SRCS)))
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
-.PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress FORCE
+.PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -116,6 +116,16 @@ test-asan: $(ASAN_BIN) workloads
 test: memwatch workloads $(UNIT_BINS)
 	@tests/run-all $(UNIT_BINS)
 
+# scripts/bench's "floor" peer: empty programs on memwatch's per-event
+# tracepoints (scripts/bench/run builds it).
+bench-floor: $(BUILD)/bench/floor $(BUILD)/bench/floor.bpf.o
+
+$(BUILD)/bench/floor.bpf.o: scripts/bench/floor.bpf.c $(VMLINUX_H) | $(BUILD)/bench
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/floor: scripts/bench/floor.c | $(BUILD)/bench
+	$(CC) $(CFLAGS) $< -lbpf -o $@
+
 # The quick benchmark regression check: exact counts, no losses, the replay's
 # instructions per record under callgrind (scripts/bench/regress; < 1 min).
 regress: memwatch workloads
@@ -134,7 +144,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H).tmp
 	mv $(VMLINUX_H).tmp $(VMLINUX_H)
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/workloads:
+$(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/workloads $(BUILD)/bench:
 	mkdir -p $@
 
 clean:

@@ -43,6 +43,20 @@ static __always_inline struct mw_cpu_fault *cpu_fault(void)
 	return bpf_map_lookup_elem(&fault_cpu, &zero);
 }
 
+/* The state of the current task's process if it is traced, else NULL: from
+ * what this CPU noted when the task last faulted here (two inlined array
+ * lookups), else by tgid (a hash lookup: a call, and the cost of a few
+ * dozen instructions on every RSS change and traced syscall on the host). */
+static __always_inline struct mw_proc *proc_current(struct task_struct *task, __u32 tgid)
+{
+	struct mw_cpu_fault *c = cpu_fault();
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero);
+
+	if (c && gen && c->task == (__u64)task && c->tgid == tgid && c->gen == *gen)
+		return c->traced ? proc_at(c->pidx, tgid) : NULL;
+	return proc_lookup(tgid);
+}
+
 /* Move the faults CPU c counted for its task into p (NULL: drop them);
  * returns how many. */
 static __always_inline __u64 cpu_faults_move(struct mw_cpu_fault *c, struct mw_proc *p)
@@ -66,7 +80,7 @@ static __always_inline void cpu_faults_credit(struct mw_cpu_fault *c)
 
 	if (!c->pending && !c->kpending)
 		return;
-	p = proc_lookup(c->tgid);
+	p = c->traced ? proc_at(c->pidx, c->tgid) : NULL;
 	cpu_faults_move(c, p && !(p->flags & MW_PROC_DEAD) ? p : NULL);
 }
 
@@ -89,18 +103,21 @@ static __always_inline void on_fault(__u64 addr, bool user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mw_cpu_fault *c = cpu_fault();
-	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero);
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), tgid = task->tgid, *idx;
 
 	if (!c || !gen)
 		return;
-	if (c->task != (__u64)task || c->gen != *gen) {
+	/* (The tgid too: a freed task_struct may come back as another task.) */
+	if (c->task != (__u64)task || c->tgid != tgid || c->gen != *gen) {
 		/* Count only the faults of traced processes, from when the
 		 * loader added them. */
 		cpu_faults_credit(c);
 		c->task = (__u64)task;
-		c->tgid = task->tgid;
+		c->tgid = tgid;
 		c->gen = *gen;
-		c->traced = proc_lookup(c->tgid) != NULL;
+		idx = bpf_map_lookup_elem(&proc_index, &tgid);
+		c->pidx = idx ? *idx : 0;
+		c->traced = idx && proc_at(c->pidx, tgid);
 	}
 	if (c->traced && user)
 		c->pending++;
@@ -462,7 +479,7 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 	if (member >= MW_NR_MEMBERS)
 		return;
 	if (curr)
-		p = proc_lookup(tgid);
+		p = proc_current(task, tgid);
 	if (!p) {
 		/* Another context changed a traced mm: reclaim, khugepaged, a
 		 * vfork child, or the owner's own teardown at exit/exec. */

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	3
+#define MW_ABI_VERSION	4
 
 #define MW_PAGE_SHIFT	12
 #define MW_COMM_LEN	16
@@ -244,6 +244,8 @@ struct mw_cpu_offsets {
 struct mw_proc {
 	__u32 flags;		/* MW_PROC_* */
 	__u32 seq;		/* structural records emitted */
+	__u32 tgid;		/* whose state this is (set by the loader) */
+	__u32 pad;
 	__u64 mm_key;		/* the current mm (pointer, or rss_stat's mm_id), 0 unknown */
 	__s64 rss[MW_NR_MEMBERS];	/* last exact counter values, bytes */
 	__u64 rss_peak;		/* highest file+anon+shmem seen, bytes */

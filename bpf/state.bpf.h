@@ -26,14 +26,24 @@ static __always_inline struct mm_struct *task_mm(struct task_struct *task)
 #define MW_PAGE_MASK	(~(MW_PAGE_SIZE - 1))
 #define MW_PAGE_ALIGN(x) (((x) + MW_PAGE_SIZE - 1) & MW_PAGE_MASK)
 
-/* Traced processes, by tgid.  The loader inserts them; max_entries is sized by
- * the loader too. */
+/* Traced processes: their state in an array, found by tgid through
+ * proc_index.  A lookup by index is inlined by the verifier (no call), so the
+ * fault path, which keeps the index of its CPU's task (struct mw_cpu_fault),
+ * pays no hash lookup per event.  The loader hands out the indexes and sizes
+ * both maps. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
 	__type(key, __u32);
 	__type(value, struct mw_proc);
 } procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u32);	/* its index in procs */
+} proc_index SEC(".maps");
 
 /* mm key -> tgid, learned from events in the owner's context, so that
  * counter changes made from other contexts (reclaim, khugepaged, the owner's
@@ -83,6 +93,8 @@ struct mw_cpu_fault {
 	__u32 kpending;		/* its kernel-mode ones */
 	__u32 traced;		/* its process is in 'procs' ... */
 	__u32 gen;		/* ... as of this procs_gen */
+	__u32 pidx;		/* at this index, when traced */
+	__u32 pad;
 	struct mw_fault f;
 };
 
@@ -151,9 +163,20 @@ static __always_inline __u32 current_tgid(void)
 	return bpf_get_current_pid_tgid() >> 32;
 }
 
+/* The state at index idx, if it is still tgid's: an index the loader has
+ * freed and handed to another process does not match. */
+static __always_inline struct mw_proc *proc_at(__u32 idx, __u32 tgid)
+{
+	struct mw_proc *p = bpf_map_lookup_elem(&procs, &idx);
+
+	return p && p->tgid == tgid ? p : NULL;
+}
+
 static __always_inline struct mw_proc *proc_lookup(__u32 tgid)
 {
-	return bpf_map_lookup_elem(&procs, &tgid);
+	__u32 *idx = bpf_map_lookup_elem(&proc_index, &tgid);
+
+	return idx ? proc_at(*idx, tgid) : NULL;
 }
 
 static __always_inline union mw_scratch *scratch_get(__u32 idx)

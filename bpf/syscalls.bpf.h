@@ -68,7 +68,7 @@ static __always_inline __u32 syscall_op(long nr)
 static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct mw_proc *p = proc_lookup(task->tgid);
+	struct mw_proc *p = proc_current(task, task->tgid);
 	struct mm_struct *mm;
 	struct mw_thread *t;
 	__u64 arg0 = PT_REGS_PARM1_SYSCALL(regs);
@@ -192,7 +192,7 @@ static __always_inline int sys_exit(__s64 ret)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 tgid = task->tgid, op;
-	struct mw_proc *p = proc_lookup(tgid);
+	struct mw_proc *p = proc_current(task, tgid);
 	struct mm_struct *mm;
 	struct mw_thread *t;
 	union mw_scratch *sc;

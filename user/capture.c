@@ -22,6 +22,8 @@ struct mw_capture {
 	struct bpf_link *rss_link;
 	bool rss_raw;
 	__u32 procs_gen;	/* the last value written to the map */
+	pid_t *proc_pids;	/* who has each index of 'procs', 0: free */
+	size_t nprocs;		/* its entries: the maps' max_entries */
 	bool host;		/* host-wide tracing */
 	struct bpf_link **marker_links;
 	size_t nmarker_links;
@@ -165,6 +167,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);
+	bpf_map__set_max_entries(s->maps.proc_index, o->max_procs);
 	bpf_map__set_max_entries(s->maps.rb, o->ringbuf_bytes);
 	if (o->host_procs) {
 		bpf_map__set_max_entries(s->maps.hosts, o->host_procs);
@@ -269,6 +272,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->sink = o->sink;
 	c->sink_ctx = o->sink_ctx;
 	c->ncpus = libbpf_num_possible_cpus();
+	c->nprocs = o->max_procs;
+	c->proc_pids = mw_xcalloc(c->nprocs, sizeof(*c->proc_pids));
 	c->rss_raw = btf_tracepoint_exists("rss_stat") && btf_has_percpu_rss() &&
 		     !feature_disabled("rss_raw");
 	c->host = o->host_procs > 0;
@@ -357,6 +362,7 @@ void capture_close(struct mw_capture *c)
 	free(c->marker_links);
 	memwatch_bpf__destroy(c->skel2);
 	memwatch_bpf__destroy(c->skel);
+	free(c->proc_pids);
 	free(c);
 }
 
@@ -369,12 +375,35 @@ static void procs_changed(struct mw_capture *c)
 	bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs_gen), &zero, &c->procs_gen, BPF_ANY);
 }
 
+/* pid's index in 'procs', or -1. */
+static long proc_index_of(const struct mw_capture *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->proc_pids[i] == pid)
+			return (long)i;
+	return -1;
+}
+
+/* pid's state goes to a free index of 'procs' first, then 'proc_index'
+ * points to it (bpf/state.bpf.h). */
 int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 {
-	__u32 key = pid;
+	struct mw_proc p = *init;
+	long free_idx = proc_index_of(c, 0);
+	__u32 key = pid, idx;
 
-	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &key, init, BPF_NOEXIST))
+	if (pid <= 0)
+		return -EINVAL;
+	if (proc_index_of(c, pid) >= 0)
+		return -EEXIST;
+	if (free_idx < 0)
+		return -E2BIG;
+	idx = (__u32)free_idx;
+	p.tgid = (__u32)pid;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &idx, &p, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(c->skel->maps.proc_index), &key, &idx, BPF_NOEXIST))
 		return -errno;
+	c->proc_pids[idx] = pid;
 	procs_changed(c);
 	return 0;
 }
@@ -420,11 +449,20 @@ long capture_host_read(struct mw_capture *c, uint32_t **pids, struct mw_host **o
 	return (long)n;
 }
 
+/* The index is forgotten first, then its state cleared (its tgid with it,
+ * so a CPU still holding the index finds nothing there), then freed. */
 void capture_untrack(struct mw_capture *c, pid_t pid)
 {
-	__u32 key = pid;
+	static const struct mw_proc none;
+	long i = proc_index_of(c, pid);
+	__u32 key = pid, idx;
 
-	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.procs), &key);
+	if (i < 0)
+		return;
+	idx = (__u32)i;
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.proc_index), &key);
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &idx, &none, BPF_ANY);
+	c->proc_pids[idx] = 0;
 	procs_changed(c);
 }
 
@@ -527,9 +565,12 @@ int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name)
 
 int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out)
 {
-	__u32 key = pid;
+	long i = proc_index_of(c, pid);
+	__u32 idx = (__u32)i;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.procs), &key, out))
+	if (i < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.procs), &idx, out))
 		return -errno;
 	return 0;
 }

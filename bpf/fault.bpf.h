@@ -50,11 +50,17 @@ static __always_inline struct mw_cpu_fault *cpu_fault(void)
 static __always_inline struct mw_proc *proc_current(struct task_struct *task, __u32 tgid)
 {
 	struct mw_cpu_fault *c = cpu_fault();
-	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero);
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), *found, idx;
 
-	if (c && gen && c->task == (__u64)task && c->tgid == tgid && c->gen == *gen)
-		return c->traced ? proc_at(c->pidx, tgid) : NULL;
-	return proc_lookup(tgid);
+	if (c && gen && c->task == (__u64)task && c->tgid == tgid && c->gen == *gen) {
+		idx = c->traced ? c->pidx : ~0U;
+	} else {
+		found = bpf_map_lookup_elem(&proc_index, &tgid);
+		idx = found ? *found : ~0U;
+	}
+	/* One lookup after the branches, so that the verifier carries one
+	 * pointer on through the caller, not one per way of finding it. */
+	return proc_at(idx, tgid);
 }
 
 /* Move the faults CPU c counted for its task into p (NULL: drop them);

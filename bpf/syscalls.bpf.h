@@ -129,26 +129,23 @@ static __always_inline bool op_describe(struct task_struct *task,
 	case MW_OP_MMAP:
 		rec->start = ret;
 		rec->end = ret + MW_PAGE_ALIGN(a[1]);
-		vma_walk(task, rec, rec->start, rec->end, true);
+		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		break;
 	case MW_OP_MUNMAP:
 		/* Another thread may have mapped into the range already: its
-		 * record can reach the loader before this one.  With no other
-		 * user of the mm (mm_users counts threads, vfork children and
-		 * short-lived readers such as /proc), the range is empty. */
+		 * record can reach the loader before this one. */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
-		if (mm->mm_users.counter > 1)
-			vma_walk(task, rec, rec->start, rec->end, false);
+		vma_walk(task, rec, rec->start, rec->end, MW_WALK_UNMAPPED);
 		break;
 	case MW_OP_MREMAP:
 		rec->start = ret;
 		rec->end = ret + MW_PAGE_ALIGN(a[2]);
 		rec->start2 = a[0] & MW_PAGE_MASK;
 		rec->end2 = rec->start2 + MW_PAGE_ALIGN(a[1]);
-		vma_walk(task, rec, rec->start, rec->end, true);
+		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		if (a[3] & MW_MREMAP_DONTUNMAP)
-			vma_walk(task, rec, rec->start2, rec->end2, true);
+			vma_walk(task, rec, rec->start2, rec->end2, MW_WALK_STRICT);
 		break;
 	case MW_OP_BRK:
 		lo = t->sys_aux[0];
@@ -159,7 +156,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 		if (hi > lo) {
 			rec->start = MW_PAGE_ALIGN(lo);
 			rec->end = MW_PAGE_ALIGN(hi);
-			vma_walk(task, rec, rec->start, rec->end, true);
+			vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		} else {
 			rec->start = MW_PAGE_ALIGN(hi);
 			rec->end = MW_PAGE_ALIGN(lo);
@@ -167,7 +164,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 		break;
 	case MW_OP_SHMAT:
 		rec->start = ret;
-		vma_walk(task, rec, ret, ret + MW_PAGE_SIZE, false);
+		vma_walk(task, rec, ret, ret + MW_PAGE_SIZE, MW_WALK_FOUND);
 		rec->end = rec->nr_vmas ? rec->vmas[0].end : ret;
 		break;
 	case MW_OP_SHMDT:
@@ -177,12 +174,12 @@ static __always_inline bool op_describe(struct task_struct *task,
 	case MW_OP_PRCTL_VMA:
 		rec->start = a[2] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[2] + a[3]);
-		vma_walk(task, rec, rec->start, rec->end, true);
+		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		break;
 	default:	/* mprotect, madvise, mlock, mseal: (start, len, ...) */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
-		vma_walk(task, rec, rec->start, rec->end, true);
+		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		break;
 	}
 	return true;

@@ -205,20 +205,36 @@ static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 	return err;
 }
 
+enum mw_walk {
+	/* The range should be fully mapped (mmap, mprotect and friends): a
+	 * hole or a full record sets rec->walk_next, and the loader reads the
+	 * rest from /proc. */
+	MW_WALK_STRICT,
+	/* Report what is there from start on; stop quietly at a hole. */
+	MW_WALK_FOUND,
+	/* The range was just unmapped: only another thread can have mapped
+	 * into it since (its record may reach the loader before this one),
+	 * and with no other user of the mm (mm_users counts threads, vfork
+	 * children and short-lived readers such as /proc) there is nothing to
+	 * look up.  Otherwise as MW_WALK_FOUND. */
+	MW_WALK_UNMAPPED,
+};
+
 /*
  * Report the VMAs covering [start, end) into rec->vmas[] (rec is the op
- * record in scratch slot 0), walking from VMA to VMA.  strict: the range
- * should be fully mapped (mprotect and friends), so a hole or a full record
- * sets rec->walk_next and the loader reads the rest from /proc.  Not strict:
- * report what is there from start on and stop quietly at a hole (after
- * munmap: whatever another thread mapped into the range meanwhile).
+ * record in scratch slot 0), walking from VMA to VMA, as 'how' says.  A
+ * subprogram: its branches stay out of the caller's walk by the verifier.
  */
 static __noinline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
-				     __u64 start, __u64 end, bool strict)
+				     __u64 start, __u64 end, enum mw_walk how)
 {
 	struct vma_probe pr = { .fill = 1 };
+	bool strict = how == MW_WALK_STRICT;
 	__u64 addr = start;
 	long err;
+
+	if (how == MW_WALK_UNMAPPED && task_mm(task)->mm_users.counter <= 1)
+		return;
 
 	for (int i = 0; i < MW_MAX_VMAS; i++) {
 		if (addr >= end)

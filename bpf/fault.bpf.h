@@ -50,14 +50,12 @@ static __always_inline struct mw_cpu_fault *cpu_fault(void)
 static __always_inline struct mw_proc *proc_current(struct task_struct *task, __u32 tgid)
 {
 	struct mw_cpu_fault *c = cpu_fault();
-	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), *found, idx;
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), idx;
 
-	if (c && gen && c->task == (__u64)task && c->tgid == tgid && c->gen == *gen) {
+	if (c && gen && cpu_fault_of(c, task, tgid) && c->gen == *gen)
 		idx = c->traced ? c->pidx : ~0U;
-	} else {
-		found = bpf_map_lookup_elem(&proc_index, &tgid);
-		idx = found ? *found : ~0U;
-	}
+	else
+		idx = proc_index_of(tgid);
 	/* One lookup after the branches, so that the verifier carries one
 	 * pointer on through the caller, not one per way of finding it. */
 	return proc_at(idx, tgid);
@@ -97,7 +95,7 @@ static __always_inline void cpu_fault_end(struct mw_proc *p, struct task_struct 
 {
 	struct mw_cpu_fault *c = cpu_fault();
 
-	if (!c || c->task != (__u64)task)
+	if (!c || !cpu_fault_of(c, task, task->tgid))
 		return;
 	cpu_faults_move(c, p);
 	c->f.flt = ~0ULL;
@@ -109,21 +107,19 @@ static __always_inline void on_fault(__u64 addr, bool user)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mw_cpu_fault *c = cpu_fault();
-	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), tgid = task->tgid, *idx;
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), tgid = task->tgid;
 
 	if (!c || !gen)
 		return;
-	/* (The tgid too: a freed task_struct may come back as another task.) */
-	if (c->task != (__u64)task || c->tgid != tgid || c->gen != *gen) {
+	if (!cpu_fault_of(c, task, tgid) || c->gen != *gen) {
 		/* Count only the faults of traced processes, from when the
 		 * loader added them. */
 		cpu_faults_credit(c);
 		c->task = (__u64)task;
 		c->tgid = tgid;
 		c->gen = *gen;
-		idx = bpf_map_lookup_elem(&proc_index, &tgid);
-		c->pidx = idx ? *idx : 0;
-		c->traced = idx && proc_at(c->pidx, tgid);
+		c->pidx = proc_index_of(tgid);
+		c->traced = proc_at(c->pidx, tgid) != NULL;
 	}
 	if (c->traced && user)
 		c->pending++;

@@ -125,7 +125,7 @@ static __always_inline void host_fault(void)
 
 	if (!c)
 		return;
-	if (c->task != (__u64)task) {
+	if (!cpu_fault_of(c, task, task->tgid)) {
 		if (c->pending) {
 			struct mw_host *h = bpf_map_lookup_elem(&hosts, &c->tgid);
 
@@ -144,7 +144,7 @@ static __always_inline void host_faults_flush(struct mw_host *h, struct task_str
 {
 	struct mw_cpu_fault *c = cpu_fault();
 
-	if (c && c->task == (__u64)task)
+	if (c && cpu_fault_of(c, task, task->tgid))
 		host_faults_add(h, c);
 }
 

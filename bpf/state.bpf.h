@@ -172,11 +172,25 @@ static __always_inline struct mw_proc *proc_at(__u32 idx, __u32 tgid)
 	return p && p->tgid == tgid ? p : NULL;
 }
 
-static __always_inline struct mw_proc *proc_lookup(__u32 tgid)
+/* tgid's index in procs (a hash lookup), ~0 if it is not traced. */
+static __always_inline __u32 proc_index_of(__u32 tgid)
 {
 	__u32 *idx = bpf_map_lookup_elem(&proc_index, &tgid);
 
-	return idx ? proc_at(*idx, tgid) : NULL;
+	return idx ? *idx : ~0U;
+}
+
+static __always_inline struct mw_proc *proc_lookup(__u32 tgid)
+{
+	return proc_at(proc_index_of(tgid), tgid);
+}
+
+/* CPU c's note is about this task: the same task_struct, not one freed and
+ * come back as another task (hence the tgid too). */
+static __always_inline bool cpu_fault_of(const struct mw_cpu_fault *c,
+					 struct task_struct *task, __u32 tgid)
+{
+	return c->task == (__u64)task && c->tgid == tgid;
 }
 
 static __always_inline union mw_scratch *scratch_get(__u32 idx)
@@ -275,25 +289,53 @@ static __always_inline __u32 slot_index(__u64 vm_start)
 	return ((vm_start >> MW_PAGE_SHIFT) * 0x9E3779B1u) >> 26 & (MW_SLOTS - 1);
 }
 
+static __always_inline bool slot_empty(const struct mw_slot *s)
+{
+	return !s->faults && !s->rss[0] && !s->rss[1] && !s->rss[2] && !s->rss[3] &&
+	       !s->peak;
+}
+
+/* Move a counter's value out, leaving 0.  A locked exchange costs tens of
+ * cycles and most of a slot's counters are 0 (an anonymous mapping has no
+ * file, swap or shmem pages): those are only read.  An addition that lands
+ * after the read stays in the slot for the next harvest. */
+static __always_inline __s64 take(void *counter)
+{
+	__s64 *v = counter;
+
+	return *(volatile __s64 *)v ? __sync_lock_test_and_set(v, 0) : 0;
+}
+
+/*
+ * Move slot s's values out into o and leave its key: a fault on another CPU
+ * may add to the slot at any moment, and clearing the key would strand that
+ * addition in a slot no one owns.  A key that stays behind still names the
+ * VMA start the next addition faulted in.
+ */
+static __always_inline void slot_take(struct mw_slot *o, struct mw_slot *s)
+{
+	o->vm_start = s->vm_start;
+	o->faults = take(&s->faults);
+	o->rss[0] = take(&s->rss[0]);
+	o->rss[1] = take(&s->rss[1]);
+	o->rss[2] = take(&s->rss[2]);
+	o->rss[3] = take(&s->rss[3]);
+	o->total = take(&s->total);
+	o->peak = take(&s->peak);
+}
+
 static __always_inline void slot_evict(struct mw_proc *p, __u32 tgid,
 				       struct mw_slot *s)
 {
 	union mw_scratch *sc = scratch_get(1);
-	struct mw_slot *o;
 
 	p->slot_evictions++;
 	if (!sc)
 		return;
 	hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
 	sc->deltas.nr = 1;
-	o = &sc->deltas.slots[0];
-	o->vm_start = s->vm_start;
-	o->faults = __sync_lock_test_and_set(&s->faults, 0);
-	for (int m = 0; m < MW_NR_MEMBERS; m++)
-		o->rss[m] = __sync_lock_test_and_set(&s->rss[m], 0);
-	o->total = __sync_lock_test_and_set(&s->total, 0);
-	o->peak = __sync_lock_test_and_set(&s->peak, 0);
-	emit(p, &sc->deltas, offsetof(struct mw_deltas_rec, slots) + sizeof(*o));
+	slot_take(&sc->deltas.slots[0], s);
+	emit(p, &sc->deltas, offsetof(struct mw_deltas_rec, slots) + sizeof(struct mw_slot));
 }
 
 static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
@@ -312,7 +354,7 @@ static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
 	}
 	/* Another VMA's slot: flush what it holds (a harvested slot holds
 	 * nothing and is simply taken over). */
-	if (s->faults || s->rss[0] || s->rss[1] || s->rss[2] || s->rss[3] || s->peak)
+	if (!slot_empty(s))
 		slot_evict(p, tgid, s);
 	if (__sync_val_compare_and_swap(&s->vm_start, cur, vm_start) == cur ||
 	    s->vm_start == vm_start)
@@ -367,27 +409,11 @@ static __always_inline __u32 lowest_bit(__u64 x)
 	return debruijn64[((x & -x) * 0x03f79d71b4ca8b09ULL) >> 58];
 }
 
-/* Move a counter's value out, leaving 0.  A locked exchange costs tens of
- * cycles and most of a slot's counters are 0 (an anonymous mapping has no
- * file, swap or shmem pages): those are only read.  An addition that lands
- * after the read stays in the slot for the next harvest. */
-static __always_inline __s64 take(void *counter)
-{
-	__s64 *v = counter;
-
-	return *(volatile __s64 *)v ? __sync_lock_test_and_set(v, 0) : 0;
-}
-
-/*
- * Harvest moves a slot's values out with atomic exchanges and leaves its key:
- * a fault on another CPU may add to the slot at any moment, and clearing the
- * key would strand that addition in a slot no one owns.  A key that stays
- * behind still names the VMA start the next addition faulted in.
- */
+/* Harvest the lowest slot noted since the last harvest. */
 static long harvest_one(__u32 unused, struct harvest_ctx *c)
 {
 	__u64 dirty = c->p->slot_dirty;
-	struct mw_slot *s, *o;
+	struct mw_slot *s;
 	__u32 i, n;
 
 	/* The mask is read from the map, not carried in c: the verifier
@@ -398,24 +424,13 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
 	__sync_fetch_and_and(&c->p->slot_dirty, ~(1ULL << i));
 	s = &c->p->slots[i];
 
-	if (!s->vm_start)
-		return 0;
-	if (!s->faults && !s->rss[0] && !s->rss[1] && !s->rss[2] &&
-	    !s->rss[3] && !s->peak)
+	if (!s->vm_start || slot_empty(s))
 		return 0;
 	/* The count lives in the record (map memory), not in c: a count on
 	 * the stack would be a new constant each step, and the verifier
 	 * would walk the body once per value. */
 	n = c->out->nr;
-	o = &c->out->slots[n & (MW_SLOTS - 1)];
-	o->vm_start = s->vm_start;
-	o->faults = take(&s->faults);
-	o->rss[0] = take(&s->rss[0]);
-	o->rss[1] = take(&s->rss[1]);
-	o->rss[2] = take(&s->rss[2]);
-	o->rss[3] = take(&s->rss[3]);
-	o->total = take(&s->total);
-	o->peak = take(&s->peak);
+	slot_take(&c->out->slots[n & (MW_SLOTS - 1)], s);
 	c->out->nr = n + 1;
 	return 0;
 }

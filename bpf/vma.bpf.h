@@ -226,7 +226,7 @@ enum mw_walk {
  * subprogram: its branches stay out of the caller's walk by the verifier.
  */
 static __noinline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
-				     __u64 start, __u64 end, enum mw_walk how)
+				__u64 start, __u64 end, enum mw_walk how)
 {
 	struct vma_probe pr = { .fill = 1 };
 	bool strict = how == MW_WALK_STRICT;

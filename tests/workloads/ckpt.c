@@ -178,12 +178,25 @@ static void save_proc(const char *name, const char *what, bool dry)
 		die(ckpt_path);
 }
 
-static uint64_t now_ns(void)
+uint64_t now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+void print_elapsed(uint64_t ns, unsigned long iters)
+{
+	char line[80] = "elapsed_ns ";
+	size_t n = strlen(line);
+
+	n += fmt_u64(line + n, ns);
+	memcpy(line + n, " iterations ", 12);
+	n += 12;
+	n += fmt_u64(line + n, iters);
+	line[n++] = '\n';
+	write_all(STDOUT_FILENO, line, n);
 }
 
 /* The index line goes last: a reader that sees it knows the files are whole. */

@@ -28,6 +28,7 @@
 #define MW_CKPT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * A function a uprobe (memwatch --phase-at/--iter BINARY:SYMBOL) can find by
@@ -63,6 +64,12 @@ void ckpt_exit(int code) __attribute__((noreturn));
 
 /* Write one byte per 4 KiB page of page-aligned [p, p+len). */
 void touch(void *p, size_t len);
+
+/* CLOCK_MONOTONIC in ns, and the line scripts/bench reads a workload's own
+ * time from: "elapsed_ns N iterations N" on stdout, written at once (no
+ * stdio buffer for ckpt_exit() to lose). */
+uint64_t now_ns(void);
+void print_elapsed(uint64_t ns, unsigned long iters);
 
 /* Report "<prog>: <what>: errno N" on stderr and exit_group(1). */
 void die(const char *what) __attribute__((noreturn));

@@ -42,11 +42,9 @@
  * second iteration at "first", release (ending the last iteration) at
  * "steady".
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -152,18 +150,6 @@ static void release(struct runtime *rt)
 		die("unlink model");
 }
 
-/* The timing line, written at once: ckpt_exit() leaves stdio unflushed. */
-static void print_elapsed(const struct timespec *t0, const struct timespec *t1,
-			  unsigned long runs)
-{
-	long long ns = (t1->tv_sec - t0->tv_sec) * 1000000000LL + (t1->tv_nsec - t0->tv_nsec);
-	char line[80];
-	int n = snprintf(line, sizeof(line), "elapsed_ns %lld iterations %lu\n", ns, runs);
-
-	if (write(STDOUT_FILENO, line, n) != n)
-		die("write timing");
-}
-
 static void stage(const char *name)
 {
 	ckpt(name);
@@ -175,7 +161,7 @@ int main(int argc, char **argv)
 	char tmpl[] = "/tmp/mw-model-XXXXXX.bin";
 	struct runtime rt = { 0 };
 	unsigned long i, steady_runs;
-	struct timespec t0, t1;
+	uint64_t t0;
 
 	ckpt_init(argc, argv);
 	rt.model_path = argc > 1 && *argv[1] ? argv[1] : NULL;
@@ -195,14 +181,13 @@ int main(int argc, char **argv)
 	MEMWATCH_ITER();
 	first_inference(&rt);
 	stage("first");
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = now_ns();
 	for (i = 0; i < steady_runs; i++) {
 		MEMWATCH_ITER();
 		infer(&rt);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (argc > 3)
-		print_elapsed(&t0, &t1, steady_runs);
+		print_elapsed(now_ns() - t0, steady_runs);
 	stage("steady");
 	MEMWATCH_PHASE("release");
 	release(&rt);

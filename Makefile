@@ -4,6 +4,10 @@
 #   make test       unit tests (no root) + end-to-end and robustness tests (root)
 #   make unit       unit tests only
 #   make demo       run memwatch on the bundled demo workload (root)
+#   make test-kernels  the suites on Debian's 5.10, 6.1 and 6.12 kernels in
+#                   qemu and on this kernel with THP "always" (root;
+#                   KERNELS="6.1.0-47-amd64 host:always" for some,
+#                   KERNEL_SUITE=full for the whole suites: tests/kernels/)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
 #
 # Every object is built with -MMD, so a change to a header (bpf/memwatch.h is
@@ -52,7 +56,8 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c tests/workloads/lib%.c,$(WORKLOAD_SRCS)))
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
-.PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor FORCE
+.PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
+	test-kernels FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -115,6 +120,13 @@ test-asan: $(ASAN_BIN) workloads
 # The README's test command: unit tests, then end-to-end and robustness tests as root.
 test: memwatch workloads $(UNIT_BINS)
 	@tests/run-all $(UNIT_BINS)
+
+# The kernel matrix (tests/kernels/run): each kernel of tests/kernels/kernels.list
+# booted under qemu with this machine's root filesystem, plus host:always.
+KERNELS ?=
+KERNEL_SUITE ?= quick
+test-kernels: memwatch workloads
+	@tests/kernels/run --suite $(KERNEL_SUITE) $(KERNELS)
 
 # scripts/bench's "floor" peer: empty programs on memwatch's per-event
 # tracepoints (scripts/bench/run builds it).

@@ -25,6 +25,8 @@ pkgs=(
 	chromium libxml2-utils		# tests: --svg renders, xmllint
 	prometheus			# tests: a real Prometheus scrapes --listen; promtool
 	libclang-rt-14-dev		# libFuzzer for tests/fuzz
+	qemu-system-x86 busybox-static	# make test-kernels: Debian kernels in VMs
+	kmod xz-utils zstd		# ... their modules: depmod, modprobe, unpacking
 )
 missing=()
 for p in "${pkgs[@]}"; do

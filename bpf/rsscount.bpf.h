@@ -50,19 +50,24 @@ static long note_cpu(__u32 cpu, struct cpuoff_ctx *c)
 	return 0;
 }
 
-/* Run once by the loader (BPF_PROG_TEST_RUN). */
+/* Run once by the loader (BPF_PROG_TEST_RUN).  The map's __percpu value
+ * pointer is pptrs[0], at the offset this kernel's struct bpf_array has it:
+ * the struct's size is no guide (6.1: 320 bytes with pptrs at 272; 6.12: 264
+ * and 264), and neither is the size vmlinux.h gives it.  The map's head is
+ * read up to that pointer into addr[], which note_cpu() fills afterwards
+ * (a map pointer allows no arithmetic). */
 SEC("syscall")
 int cpu_offsets(void *ctx)
 {
-	char buf[sizeof(struct bpf_array) + 8];
+	struct bpf_array *arr = (void *)&cpu_probe;
+	__u32 off = bpf_core_field_offset(arr->pptrs), zero = 0;
 	struct cpuoff_ctx c;
-	__u32 zero = 0;
 
 	c.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero);
-	if (!c.o || bpf_probe_read_kernel(buf, sizeof(buf), &cpu_probe))
+	if (!c.o || off + sizeof(__u64) > sizeof(c.o->addr) ||
+	    bpf_probe_read_kernel(c.o->addr, off + sizeof(__u64), arr))
 		return 1;
-	/* pptrs[0] follows the struct: the flexible array's first entry. */
-	c.o->pptr = *(__u64 *)(buf + bpf_core_type_size(struct bpf_array));
+	c.o->pptr = *(__u64 *)((void *)c.o->addr + (off & (sizeof(c.o->addr) - 8)));
 	bpf_loop(nr_cpus, note_cpu, &c, 0);
 	return 0;
 }

@@ -169,6 +169,14 @@ static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 v
 		}
 	} else {
 		owner = bpf_map_lookup_elem(&host_mm, &key);
+		/* exit_mmap() of the process's own mm, by its last thread
+		 * (task->mm already NULL).  Where do_exit() traces
+		 * sched_process_exit after exit_mm() (6.12 and older; 6.18
+		 * traces it before) this comes first, and would zero the
+		 * counters the exit record should carry as /proc last
+		 * showed them. */
+		if (owner && *owner == current_tgid())
+			return;
 		if (owner)
 			h = bpf_map_lookup_elem(&hosts, owner);
 		if (h && h->mm_key != key)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -34,6 +35,54 @@ struct mw_capture {
 
 static bool quiet_libbpf;	/* trying probes that may not be there */
 
+/*
+ * While the programs load, libbpf's warnings (the verifier's whole log among
+ * them) are kept here, not printed: a failure is summed up in one line
+ * (load_failure()), and -vv shows all of it as it comes.
+ */
+static struct {
+	bool on;
+	char prog[64];		/* the first program that failed */
+	char why[160];		/* the verifier's last word on it */
+} load_log;
+
+/* A verifier line that says what is missing or wrong, kept whole. */
+static void load_log_note(const char *line)
+{
+	static const char *const telling[] = {
+		"unknown func", "invalid func", "program of this type cannot use helper",
+		"invalid access", "invalid read", "invalid write", "invalid mem access",
+		"unsupported", "not supported", "pointer arithmetic", "R0 invalid",
+		"BPF program is too large", "cannot", "Unrecognized", "expected",
+		"failed to resolve CO-RE relocation", "unknown opcode", "invalid BTF",
+		"exceeds", "back-edge", "infinite loop", "not allowed",
+	};
+	const char *p;
+	size_t n;
+
+	if (!load_log.on)
+		return;
+	if ((p = strstr(line, "prog '")) && !load_log.prog[0] &&
+	    (strstr(line, "failed to load") || strstr(line, "load failed") ||
+	     strstr(line, "relo #"))) {
+		p += 6;
+		n = strcspn(p, "'");
+		snprintf(load_log.prog, sizeof(load_log.prog), "%.*s", (int)MW_MIN(n, 63), p);
+	}
+	if (strstr(line, "-- END PROG LOAD LOG --") || strstr(line, "BEGIN PROG LOAD LOG") ||
+	    strstr(line, "processed ") == line)
+		return;
+	for (size_t i = 0; i < MW_ARRAY_SIZE(telling); i++) {
+		if (strstr(line, telling[i])) {
+			n = strcspn(line, "\n");
+			while (n && (line[n - 1] == ' ' || line[n - 1] == '\n'))
+				n--;
+			snprintf(load_log.why, sizeof(load_log.why), "%.*s", (int)MW_MIN(n, 159), line);
+			return;
+		}
+	}
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (quiet_libbpf && mw_verbose < 2)
@@ -42,7 +91,33 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (level == LIBBPF_INFO && !mw_verbose)
 		return 0;
+	if (load_log.on && mw_verbose < 2) {
+		char buf[4096];
+		char *line, *save = NULL;
+
+		static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		pthread_mutex_lock(&lock);	/* two loads run at once */
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			load_log_note(line);
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
 	return vfprintf(stderr, fmt, ap);
+}
+
+/* One line for a load that failed: which program, on which kernel, why. */
+static void load_failure(int err)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	mw_err("cannot load the BPF program %s%s%s on Linux %s (%s)%s%s; rerun with -vv "
+	       "for the verifier log", load_log.prog[0] ? "'" : "", load_log.prog[0] ?
+	       load_log.prog : "(unknown)", load_log.prog[0] ? "'" : "", u.release,
+	       strerror(-err), load_log.why[0] ? ": " : "", load_log.why);
 }
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -256,10 +331,12 @@ static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
 	if (!c->skel)
 		return -1;
 	drop_missing_programs(c);
+	memset(&load_log, 0, sizeof(load_log));
+	load_log.on = true;
 	err = c->host ? memwatch_bpf__load(c->skel) : load_split(c, o);
+	load_log.on = false;
 	if (err)
-		mw_err("cannot load the BPF programs (%s); rerun with -vv for the verifier log",
-		       strerror(-err));
+		load_failure(err);
 	return err;
 }
 

@@ -101,6 +101,11 @@ static __always_inline void cpu_fault_end(struct mw_proc *p, struct task_struct 
 	c->f.flt = ~0ULL;
 }
 
+/* Kernels before 6.2 count a task's own faults in per-task caches (below). */
+const volatile bool split_rss = false;
+static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
+				   __u64 addr, bool user);
+
 /* Note a fault of the current task on this CPU.  Finding its VMA waits until
  * the fault changes RSS (most do), in a process we trace. */
 static __always_inline void on_fault(__u64 addr, bool user)
@@ -129,6 +134,15 @@ static __always_inline void on_fault(__u64 addr, bool user)
 	c->f.addr = addr;
 	c->f.flt = task_faults_done(task);
 	c->f.vma = MW_FAULT_VMA_UNKNOWN;
+	if (split_rss && c->traced) {
+		struct mw_proc *p = proc_at(c->pidx, tgid);
+
+		/* Few counter changes to credit them at: count faults now,
+		 * so that a phase mark finds its own. */
+		split_fault(p, task, addr, user);
+		if (p)
+			cpu_faults_move(c, p);
+	}
 }
 
 SEC("tp_btf/page_fault_user")
@@ -448,7 +462,10 @@ static __always_inline void external_change(struct mw_proc *p, __u32 member, __s
 	barrier_var(member);	/* keep the mask: the verifier needs the bound */
 	member &= MW_NR_MEMBERS - 1;
 	w_old = __sync_lock_test_and_set(&p->rss_word[member], w_pack(pages, 0, 0));
-	p->rss[member] = size;
+	if (split_rss)	/* before 6.2: the mm's counter is not all of RSS */
+		__sync_fetch_and_add(&p->rss[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+	else
+		p->rss[member] = size;
 	__sync_fetch_and_add(&p->external[member],
 			     (pages - w_val(w_old)) << MW_PAGE_SHIFT);
 }
@@ -461,6 +478,190 @@ static __always_inline void note_rss(struct mw_proc *p)
 		p->rss_peak = sum;
 	if (sum > (__s64)p->phase_rss_peak)
 		p->phase_rss_peak = sum;
+}
+
+/* ---- kernels before 6.2: per-task RSS caches ------------------------------ */
+
+/*
+ * Before 6.2 (f1a7941243c1, "mm: convert mm's rss stats into
+ * percpu_counter") a task's own faults add to caches in the task
+ * (SPLIT_RSS_COUNTING: task->rss_stat.count[]), not to the mm's counters,
+ * and fire no kmem:rss_stat.  sync_mm_rss() folds them into the mm every 64
+ * faults (at the start of the next fault), at exit and at exec, and only
+ * that fires the tracepoint, with 64 faults' worth from as many mappings.
+ * /proc/PID/status shows the mm's counters alone (behind by the caches),
+ * smaps the page tables (exact).
+ *
+ * So here each thread's caches are read at every event of its own (a
+ * fault, a traced syscall, a counter change): what they gained since the
+ * last look is what the thread's last fault did (to that fault's VMA) or
+ * its syscall did (to the syscall's range), and a fold is recognised as a
+ * counter change equal to the cache it folds, which changes nothing.  RSS
+ * is then the mm's counters plus every cache: exact, as smaps.
+ */
+struct task_rss_stat___pre62 {
+	int events;
+	int count[MW_NR_MEMBERS];
+} __attribute__((preserve_access_index));
+
+struct task_struct___pre62 {
+	struct task_rss_stat___pre62 rss_stat;
+} __attribute__((preserve_access_index));
+
+/* task->rss_stat.count[m]: task is a BTF pointer (plain loads). */
+static __always_inline __s32 rss_cache(struct task_struct *task, __u32 m)
+{
+	struct task_struct___pre62 *t = (void *)task;
+
+	if (!bpf_core_field_exists(t->rss_stat))
+		return 0;
+	switch (m) {
+	case 0: return t->rss_stat.count[0];
+	case 1: return t->rss_stat.count[1];
+	case 2: return t->rss_stat.count[2];
+	case 3: return t->rss_stat.count[3];
+	}
+	return 0;
+}
+
+/* Credit what thread t's caches gained since the last look: to its
+ * syscall, else to the VMA of its last fault, else unattributed.  The
+ * first look at a thread (attached with -p, or the first event after
+ * exec) finds what it gained before tracing: real, but nobody's. */
+static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
+					struct task_struct *task, struct mw_thread *t)
+{
+	__s64 d[MW_NR_MEMBERS];
+	bool any = false, first = !t->snap_valid;
+	struct mw_slot *s = NULL;
+	__u32 slot1 = 0;
+
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		__s32 c = rss_cache(task, m);
+
+		d[m] = (__s64)(c - (first ? 0 : t->rss_snap[m])) << MW_PAGE_SHIFT;
+		t->rss_snap[m] = c;
+		any |= d[m] != 0;
+	}
+	t->snap_valid = 1;
+	if (!any)
+		return;
+	if (!first && !t->sys_op && t->in_fault) {
+		if (t->f.vma == MW_FAULT_VMA_UNKNOWN)
+			resolve_fault_vma(p, tgid, task, &t->f);
+		if (t->f.vma)
+			s = slot_get(p, tgid, t->f.vma);
+		if (s) {
+			slot1 = (__u32)(s - p->slots) + 1;
+			__sync_fetch_and_add(&s->faults, 1);
+		}
+	}
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		if (!d[m])
+			continue;
+		if (m != MW_SWAP)
+			__sync_fetch_and_add(&p->rss[m], d[m]);
+		if (first)
+			__sync_fetch_and_add(&p->external[m], d[m]);
+		else if (t->sys_op)
+			t->sys_rss[m] += d[m];
+		else if (slot1)
+			slot_add_rss(p, slot1, m, d[m]);
+		else
+			__sync_fetch_and_add(&p->unattributed[m], d[m]);
+	}
+	t->in_fault = 0;
+	note_rss(p);
+}
+
+/* A fault of the current thread begins: the last one's gains are known now. */
+static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
+				   __u64 addr, bool user)
+{
+	struct mw_thread *t;
+
+	if (!p || (p->flags & MW_PROC_DEAD))
+		return;
+	t = thread_get(task, true);
+	if (!t || t->walking)
+		return;
+	split_flush(p, task->tgid, task, t);
+	t->in_fault = 1;
+	t->f.addr = addr;
+	t->f.vma = MW_FAULT_VMA_UNKNOWN;
+}
+
+/* The thread enters or leaves a traced syscall, or exits. */
+static __always_inline void split_look(struct mw_proc *p, struct task_struct *task,
+				       struct mw_thread *t)
+{
+	if (split_rss && t)
+		split_flush(p, task->tgid, task, t);
+}
+
+/* One counter change of a traced process by its own thread, before 6.2:
+ * size is the mm's counter, the caches are the rest. */
+static __noinline void split_own_change(struct mw_proc *p, struct task_struct *task,
+					__u32 tgid, __u32 member, __s64 size)
+{
+	struct mw_thread *t = thread_get(task, true), *sys;
+	__s64 pages = size >> MW_PAGE_SHIFT, dpages, delta;
+	__u32 slot1 = 0;
+	__s32 cache;
+
+	if (t)
+		split_flush(p, tgid, task, t);
+	member &= MW_NR_MEMBERS - 1;
+	dpages = pages - w_val(__sync_lock_test_and_set(&p->rss_word[member],
+							w_pack(pages, 0, 0)));
+	cache = rss_cache(task, member);
+	if (cache && dpages == cache) {
+		/* sync_mm_rss(): the cache moves into the mm (and is zeroed
+		 * right after us); RSS is what it was. */
+		if (t)
+			t->rss_snap[member] -= cache;
+		return;
+	}
+	delta = dpages << MW_PAGE_SHIFT;
+	if (member != MW_SWAP)
+		__sync_fetch_and_add(&p->rss[member], delta);
+	sys = change_owner(p, tgid, task, member, &slot1);
+	if (sys)
+		sys->sys_rss[member] += delta;
+	else if (slot1)
+		slot_add_rss(p, slot1, member, delta);
+	else
+		__sync_fetch_and_add(&p->unattributed[member], delta);
+	note_rss(p);
+}
+
+/* The process the loader has just begun to trace (split_seed). */
+__u32 seed_tgid;
+
+/*
+ * Before 6.2, once as tracing of seed_tgid begins: each of its threads'
+ * caches hold what /proc/PID/status, which the loader seeded the process
+ * from, does not show.  Looked at now (bpf_iter over every task, run by the
+ * loader), they are counted, as before tracing, and later changes are
+ * measured from here.
+ */
+SEC("iter/task")
+int split_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 tgid = seed_tgid;
+	struct mw_thread *t;
+	struct mw_proc *p;
+
+	if (!split_rss || !task || task->tgid != tgid)
+		return 0;
+	p = proc_lookup(tgid);
+	if (!p || (p->flags & MW_PROC_DEAD))
+		return 0;
+	t = thread_get(task, true);
+	if (t && !t->snap_valid)
+		split_flush(p, tgid, task, t);
+	return 0;
 }
 
 /* ---- kmem:rss_stat -------------------------------------------------------- */
@@ -515,6 +716,10 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 		p->mm_key = key;
 		p->flags |= MW_PROC_HAD_MM;
 		bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
+	}
+	if (split_rss) {
+		split_own_change(p, task, tgid, member, size);
+		return;
 	}
 	own_change(p, task, tgid, member, mm ? rss_counter_bytes(mm, which) : size);
 	note_rss(p);

@@ -76,6 +76,12 @@ struct mw_thread {
 	__u64 sys_vm_before;	/* total_vm at syscall entry, pages */
 	__u64 sys_aux[2];	/* op-specific: brk: old brk; shmdt: segment */
 	__s64 sys_rss[MW_NR_MEMBERS];
+	/* Kernels before 6.2 (fault.bpf.h: split_rss): the task's own RSS
+	 * caches as last looked at, and the fault that changes them now. */
+	__s32 rss_snap[MW_NR_MEMBERS];
+	__u32 snap_valid;
+	__u32 in_fault;		/* f is a fault of this thread's, to credit */
+	struct mw_fault f;
 };
 
 /*
@@ -225,6 +231,11 @@ static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bo
 	/* else 0: the kernel wakes the loader when the buffer was empty, the
 	 * first record after it caught up, and not for the ones behind it. */
 
+	/* Bounded right at the call: callers clamp their sizes, but an older
+	 * verifier (6.1) loses a spilled bound on the way here. */
+	barrier_var(size);
+	if (size > sizeof(union mw_scratch))
+		size = sizeof(union mw_scratch);
 	if (bpf_ringbuf_output(&rb, rec, size, flags)) {
 		stat_inc(MW_STAT_RB_LOST);
 		__sync_fetch_and_add(&p->lost, 1);

@@ -82,6 +82,7 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 		return 0;
 	mm = task_mm(task);
 	cpu_fault_end(p, task);
+	split_look(p, task, t);	/* before 6.2: its last fault's gains */
 	t->sys_op = op;
 	t->sys_args[0] = arg0;
 	t->sys_args[1] = PT_REGS_PARM2_SYSCALL(regs);
@@ -202,6 +203,8 @@ static __always_inline int sys_exit(__s64 ret)
 	if (!t || !t->sys_op)
 		return 0;
 	op = t->sys_op;
+	split_look(p, task, t);	/* before 6.2: the call's own gains */
+	t->in_fault = 0;
 	t->sys_op = 0;
 	if (op >= MW_NR_OPS || (p->flags & MW_PROC_DEAD))
 		return 0;

@@ -39,6 +39,17 @@ int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
 	if (!p)
 		return 0;
 	slots_harvest(p, tgid);		/* keys of the old mm */
+	if (split_rss) {
+		/* Before 6.2: the old mm took this thread's caches; what
+		 * loading the new program put in them is counted at the
+		 * first look, as before tracing (fault.bpf.h). */
+		struct mw_thread *t = thread_get(task, false);
+
+		if (t) {
+			t->snap_valid = 0;
+			t->in_fault = 0;
+		}
+	}
 	mm = task_mm(task);
 	/* A new mm: VM peak and RSS peak start again, as /proc's do. */
 	p->total_vm = BPF_CORE_READ(mm, total_vm);

@@ -214,7 +214,10 @@ static void drop_missing_programs(struct mw_capture *c)
 		bool host = strncmp(bpf_program__name(p), "host_", 5) == 0;
 		bool load = p == s->progs.cpu_offsets || host == c->host;
 
-		if (is_rss_program(s, p)) {
+		if (p == s->progs.split_seed) {
+			bpf_program__set_autoattach(p, false);
+			load = !c->host && btf_has_split_rss();
+		} else if (is_rss_program(s, p)) {
 			bpf_program__set_autoattach(p, false);
 			load = p == rss_program(c);
 		} else if (is_fault_program(s, p)) {
@@ -239,6 +242,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	s->rodata->want_stacks = o->stacks;
 	s->rodata->user_faults = user_faults_available();
+	s->rodata->split_rss = btf_has_split_rss();
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);
@@ -461,6 +465,34 @@ static long proc_index_of(const struct mw_capture *c, pid_t pid)
 	return -1;
 }
 
+/*
+ * Kernels before 6.2: what the threads of pid hold in their RSS caches, which
+ * /proc/PID/status (the seed) leaves out, counted as tracing begins
+ * (split_seed in bpf/fault.bpf.h, run over every task by a task iterator).
+ */
+static void split_seed(struct mw_capture *c, pid_t pid)
+{
+	struct bpf_program *prog = c->skel->progs.split_seed;
+	struct bpf_link *link;
+	char buf[64];
+	int fd;
+
+	if (bpf_program__fd(prog) < 0)
+		return;		/* 6.2+: not loaded */
+	c->skel->bss->seed_tgid = (__u32)pid;
+	link = bpf_program__attach_iter(prog, NULL);
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	if (fd < 0) {
+		mw_dbg("no task iterator (%s): threads' RSS caches at attach are counted "
+		       "at their first event", strerror(errno));
+	} else {
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+}
+
 /* pid's state goes to a free index of 'procs' first, then 'proc_index'
  * points to it (bpf/state.bpf.h). */
 int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
@@ -482,6 +514,7 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 		return -errno;
 	c->proc_pids[idx] = pid;
 	procs_changed(c);
+	split_seed(c, pid);
 	return 0;
 }
 

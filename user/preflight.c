@@ -162,6 +162,17 @@ bool btf_has_percpu_rss(void)
 	return member && btf_is_array(btf__type_by_id(btf, member));
 }
 
+/* Kernels before 6.2 (f1a7941243c1) count a task's own faults in per-task
+ * caches first (SPLIT_RSS_COUNTING): task_struct has rss_stat then. */
+bool btf_has_split_rss(void)
+{
+	struct btf *btf = vmlinux_btf();
+	int id = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -1;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+
+	return t && btf_member_type(btf, t, "rss_stat", 0) != 0 && !feature_disabled("split_rss");
+}
+
 /*
  * What memwatch cannot do without, oldest first, each probed as the kernel
  * has it: a raw tracepoint's BTF type (tp_btf/ programs came with them), a

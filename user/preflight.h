@@ -18,6 +18,7 @@ int preflight_pid(pid_t pid);
 /* Does vmlinux BTF have a raw tracepoint for tp_btf/name? */
 bool btf_tracepoint_exists(const char *name);
 bool btf_has_percpu_rss(void);
+bool btf_has_split_rss(void);
 /* MEMWATCH_DISABLE=feat1,feat2 forces a feature off (tests of fallbacks). */
 bool feature_disabled(const char *name);
 

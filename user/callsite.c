@@ -245,13 +245,21 @@ void callsites_op(struct mw_callsites *cs, const struct mw_op_rec *r)
 	cs->op_end = r->end;
 }
 
-/* The mappings the op made (or grew, when still without a stack). */
-static void mark_made(struct mw_callsites *cs, struct mw_model *m, uint32_t id)
+/* The mappings the op made or grew.  The kernel merges a new mapping into a
+ * compatible neighbour (KERNEL-NOTES 3): the VMA's call site is then the
+ * call that mapped most of it, not whichever came first. */
+static void mark_made(struct mw_callsites *cs, struct mw_model *m, uint32_t id,
+		      uint64_t vm_bytes)
 {
 	for (size_t i = model_lower_bound(m, cs->op_start);
-	     i < m->nlive && m->live[i]->start < cs->op_end; i++)
-		if (!m->live[i]->stack && m->live[i]->phase >= 0)
-			m->live[i]->stack = id;
+	     i < m->nlive && m->live[i]->start < cs->op_end; i++) {
+		struct mw_mapping *mp = m->live[i];
+
+		if (mp->phase >= 0 && (!mp->stack || vm_bytes > mp->stack_vm)) {
+			mp->stack = id;
+			mp->stack_vm = vm_bytes;
+		}
+	}
 }
 
 void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
@@ -275,7 +283,7 @@ void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 		cs->vm_bytes += r->vm_bytes;
 		phase_sum(cs, m->phase, id)->vm_bytes += r->vm_bytes;
 		if (cs->op_valid && r->hdr.seq == cs->op_seq && r->hdr.tid == cs->op_tid)
-			mark_made(cs, m, id);
+			mark_made(cs, m, id, r->vm_bytes);
 		cs->op_valid = false;
 	} else if (r->kind == MW_STACK_FAULT) {
 		idx = model_find(m, r->addr);

@@ -68,6 +68,18 @@ def parse_maps(path):
     return vmas
 
 
+def longest_us(ckdir):
+    """How long anything made in phase alloc can have lived, as the workload
+    measured it: from its "alloc" checkpoint to its last (under emulation a
+    sleep of 80 ms can take 140)."""
+    ts = {}
+    with open(os.path.join(ckdir, "index")) as f:
+        for line in f:
+            name, ns = line.split()
+            ts[name] = int(ns)
+    return (max(ts.values()) - ts["alloc"]) // 1000
+
+
 def check_workload(c, label, ckdir):
     """The workload did what sizes.c says: the shared anonymous VMAs that
     appeared in each phase, by size (pages: 6 KiB asked is 8 KiB mapped)."""
@@ -87,7 +99,7 @@ def check_workload(c, label, ckdir):
 
 # ---- the JSON -----------------------------------------------------------------------
 
-def check_json(c, label, s):
+def check_json(c, label, s, ckdir):
     h = s.get("histograms")
     keys = {"mmap_size_bytes", "lifetime_us", "touched_percent",
             "iteration_rss_growth_bytes", "iteration_vm_growth_bytes"}
@@ -114,8 +126,8 @@ def check_json(c, label, s):
              f"{label}: phase {name}: touched percent by bucket (by creating phase)")
     c.eq(as_dict(ph["alloc"]["lifetime_us"]), {}, f"{label}: phase alloc: nothing unmapped, no lifetimes")
     life = as_dict(ph["churn"]["lifetime_us"])
-    c.eq(life.get(LONG_LOW, 0), LONG_COUNT,
-         f"{label}: phase churn: the 1.5 MiB mappings lived {LONG_MS} ms and a little more ({life})")
+    c.eq(sum(n for lo, n in life.items() if lo >= LONG_LOW), LONG_COUNT,
+         f"{label}: phase churn: the 1.5 MiB mappings lived {LONG_MS} ms or more ({life})")
     c.eq(sum(n for lo, n in life.items() if lo < SHORT_BELOW), SHORT_COUNT,
          f"{label}: phase churn: the 24 KiB ones lived under {SHORT_BELOW} us ({life})")
     c.eq(sum(life.values()), LONG_COUNT + SHORT_COUNT, f"{label}: phase churn: lifetimes counted")
@@ -128,7 +140,7 @@ def check_json(c, label, s):
         c.eq(as_dict(h[k]), total, f"{label}: histograms.{k} is the sum of the phases'")
     c.eq(sum(as_dict(h["mmap_size_bytes"]).values()), s["totals"]["mmap_calls"],
          f"{label}: one mmap size per mmap call")
-    check_against_mappings(c, label, s, ph)
+    check_against_mappings(c, label, s, ph, longest_us(ckdir))
 
 
 def pct_bucket(m):
@@ -136,7 +148,7 @@ def pct_bucket(m):
     return 0 if pct == 0 else 1 << (pct.bit_length() - 1)
 
 
-def check_against_mappings(c, label, s, ph):
+def check_against_mappings(c, label, s, ph, longest):
     """The touched buckets hold the known mappings: recomputed from each
     mapping's own rss_peak_bytes / bytes in "mappings"."""
     maps = [m for m in s["mappings"] if m.get("kind") != "folded"]
@@ -157,8 +169,9 @@ def check_against_mappings(c, label, s, ph):
     mids = [m for m in maps if m["bytes"] == 1536 * KIB and m["unmapped"] and m.get("phase") == "alloc"]
     if c.eq(len(mids), 3, f"{label}: the three 1.5 MiB mappings are unmapped"):
         us = sorted((m["died_ns"] - m["born_ns"]) // 1000 for m in mids)
-        c.check(all(LONG_MS * 1000 <= u < 2 * LONG_LOW for u in us),
-                f"{label}: their born_ns..died_ns agree with the {LONG_LOW}.. bucket ({us} us)")
+        c.check(all(LONG_MS * 1000 <= u <= longest for u in us),
+                f"{label}: their born_ns..died_ns: the {LONG_MS} ms pause, at most the "
+                f"{longest} us from checkpoint alloc to final ({us} us)")
 
 
 # ---- the text ------------------------------------------------------------------------
@@ -232,7 +245,7 @@ def cmd_case(c, mw, wl, tmp):
                    f"{label}: summary written, workload reached its end"):
         return
     check_workload(c, label, ckdir)
-    check_json(c, label, s)
+    check_json(c, label, s, ckdir)
     check_text(c, label, p.stdout.decode(errors="replace"))
 
 
@@ -262,7 +275,7 @@ def pid_case(c, mw, wl, tmp):
                 q.wait()
     s = summary(jpath)
     if c.check(s is not None, f"{label}: summary written"):
-        check_json(c, label, s)
+        check_json(c, label, s, ckdir)
         start = as_dict(next(p for p in s["phases"] if p["name"] == "start")["histograms"]["touched_percent"])
         c.eq(start, {}, f"{label}: nothing there before the attach counts as touched")
 
@@ -285,7 +298,7 @@ def record_case(c, mw, wl, tmp):
     c.check(a["histograms"] == b["histograms"] and
             [x["histograms"] for x in a["phases"]] == [x["histograms"] for x in b["phases"]],
             f"{label}: report of the recording has the same histograms as the live run")
-    check_json(c, label, b)
+    check_json(c, label, b, ckdir)
     text = p.stdout.decode(errors="replace")
     c.check("mmap sizes asked" in text and "Touched, peak RSS" in text and "Lifetimes" not in text,
             f"{label}: --hist size,touch prints those two and not lifetimes")

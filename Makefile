@@ -63,11 +63,23 @@ all: memwatch workloads
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# The same source for kernels 5.8 to 5.16 (bpf/compat.bpf.h says what differs).
+$(BUILD)/memwatch.compat.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -DMW_COMPAT -c $< -o $@
+
 $(BUILD)/memwatch.skel.h: $(BUILD)/memwatch.bpf.o
 	$(BPFTOOL) gen skeleton $< name memwatch_bpf > $@.tmp && mv $@.tmp $@
 
-# capture.c is the only user file that includes the skeleton.
-$(BUILD)/user/capture.o: $(BUILD)/memwatch.skel.h
+# The loader opens the compat object through memwatch_bpf's skeleton: every
+# program, map and global of it must be in the compat object too.
+$(BUILD)/memwatch_compat.skel.h: $(BUILD)/memwatch.compat.bpf.o $(BUILD)/memwatch.skel.h \
+		scripts/skel-compat-check
+	$(BPFTOOL) gen skeleton $< name memwatch_compat_bpf > $@.tmp
+	scripts/skel-compat-check $(BUILD)/memwatch.skel.h $@.tmp || { rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
+
+# capture.c is the only user file that includes the skeletons.
+$(BUILD)/user/capture.o: $(BUILD)/memwatch.skel.h $(BUILD)/memwatch_compat.skel.h
 
 $(BUILD)/user/%.o: user/%.c | $(BUILD)/user
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@

@@ -20,9 +20,19 @@ static __always_inline struct mw_thread *thread_get(struct task_struct *task,
 						    bool create)
 {
 	struct mw_thread *t;
+#ifdef MW_COMPAT
+	__u32 tid = MW_LD(task, pid), zero = 0;
+	struct mw_thread *z;
 
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t && create && (z = bpf_map_lookup_elem(&thread_zero, &zero))) {
+		bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&threads, &tid);
+	}
+#else
 	t = bpf_task_storage_get(&threads, task, 0,
 				 create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
 	if (!t && create)
 		stat_inc(MW_STAT_THREAD_FAIL);
 	return t;
@@ -33,7 +43,7 @@ static __always_inline struct mw_thread *thread_get(struct task_struct *task,
  * pointer of the current task: direct loads, no helper call per fault. */
 static __always_inline __u64 task_faults_done(struct task_struct *task)
 {
-	return task->min_flt + task->maj_flt;
+	return MW_LD(task, min_flt) + MW_LD(task, maj_flt);
 }
 
 static __always_inline struct mw_cpu_fault *cpu_fault(void)
@@ -68,9 +78,9 @@ static __always_inline __u64 cpu_faults_move(struct mw_cpu_fault *c, struct mw_p
 	__u64 n = c->pending + c->kpending;
 
 	if (p && c->pending)
-		__sync_fetch_and_add(&p->faults, c->pending);
+		mw_add(&p->faults, c->pending);
 	if (p && c->kpending)
-		__sync_fetch_and_add(&p->kfaults, c->kpending);
+		mw_add(&p->kfaults, c->kpending);
 	c->pending = 0;
 	c->kpending = 0;
 	return n;
@@ -95,7 +105,7 @@ static __always_inline void cpu_fault_end(struct mw_proc *p, struct task_struct 
 {
 	struct mw_cpu_fault *c = cpu_fault();
 
-	if (!c || !cpu_fault_of(c, task, task->tgid))
+	if (!c || !cpu_fault_of(c, task, MW_LD(task, tgid)))
 		return;
 	cpu_faults_move(c, p);
 	c->f.flt = ~0ULL;
@@ -110,9 +120,9 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
  * the fault changes RSS (most do), in a process we trace. */
 static __always_inline void on_fault(__u64 addr, bool user)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = mw_current_task();
 	struct mw_cpu_fault *c = cpu_fault();
-	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), tgid = task->tgid;
+	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), tgid = MW_LD(task, tgid);
 
 	if (!c || !gen)
 		return;
@@ -165,7 +175,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 		return 0;
 	/* Our own reads of a thread's user stack (--stacks) may fault; they
 	 * are not the process's, and must not replace the fault it is in. */
-	t = thread_get(bpf_get_current_task_btf(), false);
+	t = thread_get(mw_current_task(), false);
 	if (t && t->walking)
 		return 0;
 	on_fault(address, false);
@@ -180,14 +190,14 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 					   struct mw_fault *f)
 {
-	struct mm_struct *mm = task_mm(bpf_get_current_task_btf());
-	__u64 total_vm = mm->total_vm;
+	struct mm_struct *mm = task_mm(mw_current_task());
+	__u64 total_vm = MW_LD(mm, total_vm);
 	union mw_scratch *sc;
 	struct mw_op_rec *rec;
 
 	if (total_vm == p->total_vm)
 		return;
-	proc_note_vm(p, total_vm, mm->hiwater_vm);
+	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
 	p->calls[MW_OP_VMGROW]++;
 	slots_harvest(p, tgid);
 	sc = scratch_get(0);
@@ -200,8 +210,8 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 	rec->end = rec->start + MW_PAGE_SIZE;
 	rec->args[0] = f->addr;
 	rec->total_vm = total_vm;
-	rec->start_stack = mm->start_stack;
-	hdr_fill(&rec->hdr, MW_REC_OP, tgid, __sync_add_and_fetch(&p->seq, 1));
+	rec->start_stack = MW_LD(mm, start_stack);
+	hdr_fill(&rec->hdr, MW_REC_OP, tgid, mw_add_fetch(&p->seq, 1));
 	emit(p, rec, offsetof(struct mw_op_rec, vmas));
 	/* Later faults in the grown stack key their slot by its new start. */
 	f->vma = rec->start;
@@ -255,7 +265,7 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 		return false;
 	slot_add_rss(p, prev_slot1, member, -(mv << MW_PAGE_SHIFT));
 	slot_add_rss(p, slot1, member, mv << MW_PAGE_SHIFT);
-	if (__sync_val_compare_and_swap(&p->rss_word[member & (MW_NR_MEMBERS - 1)], mine,
+	if (mw_cmpxchg(&p->rss_word[member & (MW_NR_MEMBERS - 1)], mine,
 					w_pack(old, prev_slot1, dprev - mv)) == mine)
 		p->rss[member & (MW_NR_MEMBERS - 1)] = old << MW_PAGE_SHIFT;
 	p->reorders++;
@@ -281,7 +291,7 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	/* The stack grew in this fault, before RSS did: a grows-down VMA that
 	 * now starts at the faulting page, and VM changed with no syscall. */
 	if (err == 0 && (pr.flags & MW_VM_GROWSDOWN) && pr.start == (addr & MW_PAGE_MASK) &&
-	    task_mm(task)->total_vm != p->total_vm) {
+	    MW_LD(task_mm(task), total_vm) != p->total_vm) {
 		note_vm_growth(p, tgid, f);
 		f->cache_end = 0;
 		return;
@@ -353,7 +363,7 @@ static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
 	if (!s)
 		return 0;
 	if (faults) {
-		__sync_fetch_and_add(&s->faults, faults);
+		mw_add(&s->faults, faults);
 		slot_note(p, s - p->slots);
 	}
 	return (__u32)(s - p->slots) + 1;
@@ -387,6 +397,11 @@ static __always_inline struct mw_cpu_fault *moved_fault(struct task_struct *task
 			       .cpu = ~0U };
 	__u32 zero = 0;
 
+#ifdef MW_COMPAT
+	/* A callback's address in the code (BPF_PSEUDO_FUNC, 5.13) makes a
+	 * 5.10 verifier count subprograms wrong, even in dead code. */
+	return NULL;
+#endif
 	if (!user_faults ||
 	    !bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_map_lookup_percpu_elem))
 		return NULL;	/* 5.19+ */
@@ -437,20 +452,20 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 
 	barrier_var(member);
 	member &= MW_NR_MEMBERS - 1;
-	w_old = __sync_lock_test_and_set(&p->rss_word[member], mine);
+	w_old = mw_xchg(&p->rss_word[member], mine);
 	if (overtaken(p, member, slot1, pages, w_old, mine))
 		return;
 	p->rss[member] = size;
 	delta = (pages - w_val(w_old)) << MW_PAGE_SHIFT;
 	/* Publish this change's size for the next one to check against. */
-	__sync_val_compare_and_swap(&p->rss_word[member], mine,
+	mw_cmpxchg(&p->rss_word[member], mine,
 				    w_pack(pages, slot1, pages - w_val(w_old)));
 	if (sys)
 		sys->sys_rss[member] += delta;
 	else if (slot1)
 		slot_add_rss(p, slot1, member, delta);
 	else
-		__sync_fetch_and_add(&p->unattributed[member], delta);
+		mw_add(&p->unattributed[member], delta);
 }
 
 /* A change made from another context: reclaim, khugepaged, ptrace peeks. */
@@ -461,12 +476,12 @@ static __always_inline void external_change(struct mw_proc *p, __u32 member, __s
 
 	barrier_var(member);	/* keep the mask: the verifier needs the bound */
 	member &= MW_NR_MEMBERS - 1;
-	w_old = __sync_lock_test_and_set(&p->rss_word[member], w_pack(pages, 0, 0));
+	w_old = mw_xchg(&p->rss_word[member], w_pack(pages, 0, 0));
 	if (split_rss)	/* before 6.2: the mm's counter is not all of RSS */
-		__sync_fetch_and_add(&p->rss[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+		mw_add(&p->rss[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
 	else
 		p->rss[member] = size;
-	__sync_fetch_and_add(&p->external[member],
+	mw_add(&p->external[member],
 			     (pages - w_val(w_old)) << MW_PAGE_SHIFT);
 }
 
@@ -516,10 +531,10 @@ static __always_inline __s32 rss_cache(struct task_struct *task, __u32 m)
 	if (!bpf_core_field_exists(t->rss_stat))
 		return 0;
 	switch (m) {
-	case 0: return t->rss_stat.count[0];
-	case 1: return t->rss_stat.count[1];
-	case 2: return t->rss_stat.count[2];
-	case 3: return t->rss_stat.count[3];
+	case 0: return MW_LD(t, rss_stat.count[0]);
+	case 1: return MW_LD(t, rss_stat.count[1]);
+	case 2: return MW_LD(t, rss_stat.count[2]);
+	case 3: return MW_LD(t, rss_stat.count[3]);
 	}
 	return 0;
 }
@@ -553,22 +568,22 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 			s = slot_get(p, tgid, t->f.vma);
 		if (s) {
 			slot1 = (__u32)(s - p->slots) + 1;
-			__sync_fetch_and_add(&s->faults, 1);
+			mw_add(&s->faults, 1);
 		}
 	}
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
 		if (!d[m])
 			continue;
 		if (m != MW_SWAP)
-			__sync_fetch_and_add(&p->rss[m], d[m]);
+			mw_add(&p->rss[m], d[m]);
 		if (first)
-			__sync_fetch_and_add(&p->external[m], d[m]);
+			mw_add(&p->external[m], d[m]);
 		else if (t->sys_op)
 			t->sys_rss[m] += d[m];
 		else if (slot1)
 			slot_add_rss(p, slot1, m, d[m]);
 		else
-			__sync_fetch_and_add(&p->unattributed[m], d[m]);
+			mw_add(&p->unattributed[m], d[m]);
 	}
 	t->in_fault = 0;
 	note_rss(p);
@@ -585,7 +600,7 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 	t = thread_get(task, true);
 	if (!t || t->walking)
 		return;
-	split_flush(p, task->tgid, task, t);
+	split_flush(p, MW_LD(task, tgid), task, t);
 	t->in_fault = 1;
 	t->f.addr = addr;
 	t->f.vma = MW_FAULT_VMA_UNKNOWN;
@@ -596,7 +611,7 @@ static __always_inline void split_look(struct mw_proc *p, struct task_struct *ta
 				       struct mw_thread *t)
 {
 	if (split_rss && t)
-		split_flush(p, task->tgid, task, t);
+		split_flush(p, MW_LD(task, tgid), task, t);
 }
 
 /* One counter change of a traced process by its own thread, before 6.2:
@@ -612,7 +627,7 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	if (t)
 		split_flush(p, tgid, task, t);
 	member &= MW_NR_MEMBERS - 1;
-	dpages = pages - w_val(__sync_lock_test_and_set(&p->rss_word[member],
+	dpages = pages - w_val(mw_xchg(&p->rss_word[member],
 							w_pack(pages, 0, 0)));
 	cache = rss_cache(task, member);
 	if (cache && dpages == cache) {
@@ -624,14 +639,14 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	}
 	delta = dpages << MW_PAGE_SHIFT;
 	if (member != MW_SWAP)
-		__sync_fetch_and_add(&p->rss[member], delta);
+		mw_add(&p->rss[member], delta);
 	sys = change_owner(p, tgid, task, member, &slot1);
 	if (sys)
 		sys->sys_rss[member] += delta;
 	else if (slot1)
 		slot_add_rss(p, slot1, member, delta);
 	else
-		__sync_fetch_and_add(&p->unattributed[member], delta);
+		mw_add(&p->unattributed[member], delta);
 	note_rss(p);
 }
 
@@ -653,7 +668,7 @@ int split_seed(struct bpf_iter__task *ctx)
 	struct mw_thread *t;
 	struct mw_proc *p;
 
-	if (!split_rss || !task || task->tgid != tgid)
+	if (!split_rss || !task || MW_LD(task, tgid) != tgid)
 		return 0;
 	p = proc_lookup(tgid);
 	if (!p || (p->flags & MW_PROC_DEAD))
@@ -675,7 +690,7 @@ int split_seed(struct bpf_iter__task *ctx)
 static __always_inline void rss_event(struct task_struct *task, __u64 key, bool curr,
 				      __u32 member, __u32 which, __s64 size, struct mm_struct *mm)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = MW_LD(task, tgid);
 	struct mw_proc *p = NULL;
 	__u32 *owner;
 
@@ -730,7 +745,7 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 SEC("tp_btf/rss_stat")
 int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = mw_current_task();
 	/* The member again, as a value the verifier does not link to the
 	 * first: reading the counter switches on it, and a linked copy would
 	 * carry each case's constant through the rest, four walks for one. */
@@ -744,7 +759,7 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 SEC("tracepoint/kmem/rss_stat")
 int rss_stat(struct trace_event_raw_rss_stat *ctx)
 {
-	rss_event(bpf_get_current_task_btf(), ctx->mm_id, ctx->curr, ctx->member, ctx->member,
+	rss_event(mw_current_task(), ctx->mm_id, ctx->curr, ctx->member, ctx->member,
 		  ctx->size, NULL);
 	return 0;
 }

@@ -65,7 +65,7 @@ static __always_inline void host_fill(struct mw_host *h, struct mm_struct *mm)
 	struct mw_cpu_offsets *o = bpf_map_lookup_elem(&cpu_offsets_map, &zero);
 
 	h->mm_key = (__u64)mm;
-	h->total_vm = mm ? mm->total_vm : 0;
+	h->total_vm = mm ? MW_LD(mm, total_vm) : 0;
 	h->vm_peak = h->total_vm;
 	if (!o || !o->ready || !mm)
 		return;
@@ -102,7 +102,7 @@ static __always_inline struct mw_host *host_current(bool create)
 
 	if (h || !create || !host_admits_current())
 		return h;
-	return host_add(tgid, bpf_get_current_task_btf(), 0);
+	return host_add(tgid, mw_current_task(), 0);
 }
 
 /*
@@ -113,19 +113,19 @@ static __always_inline struct mw_host *host_current(bool create)
 static __always_inline void host_faults_add(struct mw_host *h, struct mw_cpu_fault *c)
 {
 	if (c->pending) {
-		__sync_fetch_and_add(&h->faults, c->pending);
+		mw_add(&h->faults, c->pending);
 		c->pending = 0;
 	}
 }
 
 static __always_inline void host_fault(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = mw_current_task();
 	struct mw_cpu_fault *c = cpu_fault();
 
 	if (!c)
 		return;
-	if (!cpu_fault_of(c, task, task->tgid)) {
+	if (!cpu_fault_of(c, task, MW_LD(task, tgid))) {
 		if (c->pending) {
 			struct mw_host *h = bpf_map_lookup_elem(&hosts, &c->tgid);
 
@@ -134,7 +134,7 @@ static __always_inline void host_fault(void)
 			c->pending = 0;
 		}
 		c->task = (__u64)task;
-		c->tgid = task->tgid;
+		c->tgid = MW_LD(task, tgid);
 	}
 	c->pending++;
 }
@@ -144,7 +144,7 @@ static __always_inline void host_faults_flush(struct mw_host *h, struct task_str
 {
 	struct mw_cpu_fault *c = cpu_fault();
 
-	if (c && cpu_fault_of(c, task, task->tgid))
+	if (c && cpu_fault_of(c, task, MW_LD(task, tgid)))
 		host_faults_add(h, c);
 }
 
@@ -185,7 +185,7 @@ static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 v
 	if (!h)
 		return;
 	if (curr)
-		host_faults_flush(h, bpf_get_current_task_btf());
+		host_faults_flush(h, mw_current_task());
 	h->rss[member & (MW_NR_MEMBERS - 1)] = mm ? rss_counter_bytes(mm, member) : value;
 	host_note(h);
 }
@@ -199,11 +199,11 @@ static __always_inline void host_syscall(void)
 	h = host_current(true);
 	if (!h)
 		return;
-	vm = task_mm(bpf_get_current_task_btf())->total_vm;
+	vm = MW_LD(task_mm(mw_current_task()), total_vm);
 	if (vm > h->total_vm)
-		__sync_fetch_and_add(&h->mapped_bytes, (vm - h->total_vm) << MW_PAGE_SHIFT);
+		mw_add(&h->mapped_bytes, (vm - h->total_vm) << MW_PAGE_SHIFT);
 	else
-		__sync_fetch_and_add(&h->unmapped_bytes, (h->total_vm - vm) << MW_PAGE_SHIFT);
+		mw_add(&h->unmapped_bytes, (h->total_vm - vm) << MW_PAGE_SHIFT);
 	h->total_vm = vm;
 	host_note(h);
 }
@@ -227,7 +227,7 @@ static __always_inline void host_fork(struct task_struct *parent, struct task_st
 /* exec: a new mm, new peaks, a new name. */
 static __always_inline void host_exec(struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = MW_LD(task, tgid);
 	struct mw_host *h = bpf_map_lookup_elem(&hosts, &tgid);
 
 	if (!h)
@@ -241,7 +241,7 @@ static __always_inline void host_exec(struct task_struct *task)
 /* The last thread exits: its totals go to the loader, its entry goes. */
 static __always_inline void host_exit(struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = MW_LD(task, tgid);
 	struct mw_host *h = bpf_map_lookup_elem(&hosts, &tgid);
 	struct mw_host_exit_rec *rec;
 
@@ -267,7 +267,7 @@ static __always_inline void host_exit(struct task_struct *task)
 SEC("tp_btf/rss_stat")
 int BPF_PROG(host_rss_stat_raw, struct mm_struct *mm, int member)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = mw_current_task();
 
 	host_rss((__u64)mm, task_mm(task) == mm, member, -1, mm);
 	return 0;
@@ -323,7 +323,7 @@ int BPF_PROG(host_process_exec, struct task_struct *task, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(host_process_exit, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = MW_LD(task, tgid);
 	struct mw_host *h;
 
 	/* signal->live drops to 0 as the last thread exits (group_dead). */

@@ -72,7 +72,11 @@ static __always_inline void mark_here(__u32 kind, __u32 id, const char *name)
 SEC("uprobe")
 int mark_uprobe(struct pt_regs *ctx)
 {
+#ifdef MW_COMPAT
+	__u64 cookie = 0;	/* 5.15+: the loader refuses --phase-at, --iter */
+#else
 	__u64 cookie = bpf_get_attach_cookie(ctx);
+#endif
 
 	mark_here(cookie >> 32, (__u32)cookie, NULL);
 	return 0;
@@ -93,6 +97,7 @@ int BPF_USDT(usdt_iter)
 }
 
 /* 'memwatch mark' and -i samples, run by the loader. */
+#ifndef MW_COMPAT
 SEC("syscall")
 int mark_syscall(struct mw_mark_args *args)
 {
@@ -102,5 +107,30 @@ int mark_syscall(struct mw_mark_args *args)
 		emit_mark(p, args->tgid, args->kind, 0, args->name, false, 0);
 	return 0;
 }
+#else
+/* Before 5.14 (no syscall programs): a raw tracepoint program, run by
+ * BPF_PROG_TEST_RUN (5.10+) with the arguments in mark_args. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_mark_args);
+} mark_args SEC(".maps");
+
+SEC("raw_tp")
+int mark_syscall(void *ctx)
+{
+	__u32 zero = 0;
+	struct mw_mark_args *args = bpf_map_lookup_elem(&mark_args, &zero);
+	struct mw_proc *p;
+
+	if (!args)
+		return 0;
+	p = proc_lookup(args->tgid);
+	if (p)
+		emit_mark(p, args->tgid, args->kind, 0, args->name, false, 0);
+	return 0;
+}
+#endif
 
 #endif /* MW_MARK_BPF_H */

@@ -3,6 +3,7 @@
  * memwatch.bpf.c — kernel side of memwatch.
  *
  * One BPF object; its parts live in headers named by what they do:
+ *   compat.bpf.h    what differs between the kernels it loads on (two objects)
  *   state.bpf.h     maps, per-process lookup, counters, RSS attribution slots
  *   vma.bpf.h       reading the kernel's VMAs (bpf_find_vma) and file paths
  *   stack.bpf.h     user call stacks of mapping calls and first faults (--stacks)
@@ -26,6 +27,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+#include "compat.bpf.h"
 #include "state.bpf.h"
 #include "vma.bpf.h"
 #include "stack.bpf.h"

@@ -50,6 +50,7 @@ static long note_cpu(__u32 cpu, struct cpuoff_ctx *c)
 	return 0;
 }
 
+#ifndef MW_COMPAT
 /* Run once by the loader (BPF_PROG_TEST_RUN).  The map's __percpu value
  * pointer is pptrs[0], at the offset this kernel's struct bpf_array has it:
  * the struct's size is no guide (6.1: 320 bytes with pptrs at 272; 6.12: 264
@@ -71,6 +72,14 @@ int cpu_offsets(void *ctx)
 	bpf_loop(nr_cpus, note_cpu, &c, 0);
 	return 0;
 }
+#else
+/* Before 6.2 the RSS counters are not per CPU: never loaded. */
+SEC("raw_tp")
+int cpu_offsets(void *ctx)
+{
+	return 1;
+}
+#endif
 
 struct sum_ctx {
 	struct mw_cpu_offsets *o;
@@ -134,10 +143,14 @@ static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 membe
 		.o = bpf_map_lookup_elem(&cpu_offsets_map, &zero),
 	};
 
+#ifdef MW_COMPAT
+	return 0;	/* before 6.2 the counters are not per CPU */
+#endif
 	if (!c.o || !fbc || !bpf_rdonly_cast)	/* 6.2+: the loader checks */
 		return 0;
 	c.counters = (__u64)fbc->counters;
 	c.sum = fbc->count;
+#ifndef MW_COMPAT	/* no callbacks there (fault.bpf.h: moved_fault) */
 	if (nr_cpus <= 8) {
 		/* Small machines: no callback per CPU. */
 		for (int cpu = 0; cpu < 8; cpu++) {
@@ -148,6 +161,7 @@ static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 membe
 	} else {
 		bpf_loop(nr_cpus, sum_cpu, &c, 0);
 	}
+#endif
 	return c.sum > 0 ? c.sum << MW_PAGE_SHIFT : 0;
 }
 

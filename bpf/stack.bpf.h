@@ -29,9 +29,13 @@ struct {
  * or the link register (arm64). */
 static __always_inline __u64 leaf_caller(struct task_struct *task)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs;
 	__u64 word = 0;
 
+#ifdef MW_COMPAT
+	return 0;	/* bpf_task_pt_regs() is 5.15+ */
+#endif
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return 0;
 #if defined(__TARGET_ARCH_arm64)
@@ -51,7 +55,7 @@ static __always_inline __u64 leaf_caller(struct task_struct *task)
 static __noinline int emit_stack(struct mw_proc *p, struct mw_thread *t, __u64 seq_kind,
 				 __u64 addr, __u64 vm_bytes)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = mw_current_task();
 	union mw_scratch *sc = scratch_get(2);
 	struct mw_stack_rec *rec;
 	long n;

@@ -17,9 +17,11 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
  */
 static __always_inline struct mm_struct *task_mm(struct task_struct *task)
 {
+#ifndef MW_COMPAT
 	if (bpf_rdonly_cast)
 		task = bpf_rdonly_cast(task, bpf_core_type_id_kernel(struct task_struct));
-	return task->mm;
+#endif
+	return MW_LD(task, mm);
 }
 
 #define MW_PAGE_SIZE	(1UL << MW_PAGE_SHIFT)
@@ -120,12 +122,31 @@ struct {
 	__type(value, __u32);
 } procs_gen SEC(".maps");
 
+#ifndef MW_COMPAT
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct mw_thread);
 } threads SEC(".maps");
+#else
+/* Before 5.11: by thread ID, dropped as the thread exits (task.bpf.h); LRU,
+ * so that a thread whose exit was missed costs only an old entry. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct mw_thread);
+} threads SEC(".maps");
+
+/* A zeroed thread, to create entries from (too big for the stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_thread);
+} thread_zero SEC(".maps");
+#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -238,7 +259,7 @@ static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bo
 		size = sizeof(union mw_scratch);
 	if (bpf_ringbuf_output(&rb, rec, size, flags)) {
 		stat_inc(MW_STAT_RB_LOST);
-		__sync_fetch_and_add(&p->lost, 1);
+		mw_add(&p->lost, 1);
 		return -1;
 	}
 	return 0;
@@ -314,7 +335,7 @@ static __always_inline __s64 take(void *counter)
 {
 	__s64 *v = counter;
 
-	return *(volatile __s64 *)v ? __sync_lock_test_and_set(v, 0) : 0;
+	return *(volatile __s64 *)v ? mw_xchg(v, 0) : 0;
 }
 
 /*
@@ -358,7 +379,7 @@ static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
 	if (cur == vm_start)
 		return s;
 	if (cur == 0) {
-		if (__sync_val_compare_and_swap(&s->vm_start, 0, vm_start) == 0 ||
+		if (mw_cmpxchg(&s->vm_start, 0, vm_start) == 0 ||
 		    s->vm_start == vm_start)
 			return s;
 		return NULL;
@@ -367,7 +388,7 @@ static __always_inline struct mw_slot *slot_get(struct mw_proc *p, __u32 tgid,
 	 * nothing and is simply taken over). */
 	if (!slot_empty(s))
 		slot_evict(p, tgid, s);
-	if (__sync_val_compare_and_swap(&s->vm_start, cur, vm_start) == cur ||
+	if (mw_cmpxchg(&s->vm_start, cur, vm_start) == cur ||
 	    s->vm_start == vm_start)
 		return s;
 	return NULL;
@@ -380,7 +401,7 @@ static __always_inline void slot_note(struct mw_proc *p, __u32 i)
 	__u64 bit = 1ULL << (i & (MW_SLOTS - 1));
 
 	if (!(p->slot_dirty & bit))
-		__sync_fetch_and_or(&p->slot_dirty, bit);
+		mw_or(&p->slot_dirty, bit);
 }
 
 /* Add to p's slot (index + 1) slot1, and note it for the next harvest. */
@@ -392,9 +413,9 @@ static __always_inline void slot_add_rss(struct mw_proc *p, __u32 slot1, __u32 m
 
 	if (member >= MW_NR_MEMBERS)
 		return;
-	__sync_fetch_and_add(&s->rss[member], delta);
+	mw_add(&s->rss[member], delta);
 	if (member != MW_SWAP) {
-		total = __sync_fetch_and_add(&s->total, delta) + delta;
+		total = mw_fetch_add(&s->total, delta) + delta;
 		if (total > s->peak)
 			s->peak = total;
 	}
@@ -432,7 +453,7 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
 	if (!dirty)
 		return 1;
 	i = lowest_bit(dirty) & (MW_SLOTS - 1);
-	__sync_fetch_and_and(&c->p->slot_dirty, ~(1ULL << i));
+	mw_and(&c->p->slot_dirty, ~(1ULL << i));
 	s = &c->p->slots[i];
 
 	if (!s->vm_start || slot_empty(s))
@@ -451,8 +472,41 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
  * keeps the verifier from walking 64 copies of the body.  next: the header
  * of the record that follows, whose thread and time the deltas share (one
  * clock read per syscall), or NULL to read them here. */
+static __always_inline void harvest_emit(struct mw_proc *p, __u32 tgid, __u32 tid, __u64 ts);
+
+#ifdef MW_COMPAT
+/*
+ * Without bpf_loop() the 64 steps are a bounded loop the verifier walks
+ * step by step, at every call site (some ten, several inlined into each
+ * program): kmem:rss_stat alone took 600,000 instructions on 5.10.  A
+ * global function is verified once, on its own; its arguments are plain
+ * numbers, so it finds the process again by tgid.  tid 0: now.
+ */
+__noinline int compat_harvest(__u32 tgid, __u32 tid, __u64 ts)
+{
+	struct mw_proc *p = proc_lookup(tgid);
+
+	if (p)
+		harvest_emit(p, tgid, tid, ts);
+	return 0;
+}
+#endif
+
 static __always_inline void slots_harvest_before(struct mw_proc *p, __u32 tgid,
 						 const struct mw_rec_hdr *next)
+{
+	if (!p->slot_dirty)
+		return;
+#ifdef MW_COMPAT
+	compat_harvest(tgid, next ? next->tid : 0, next ? next->ts : 0);
+#else
+	harvest_emit(p, tgid, next ? next->tid : 0, next ? next->ts : 0);
+#endif
+}
+
+/* The harvest's record, with the thread and time of the record that
+ * follows it (tid 0: read them here). */
+static __always_inline void harvest_emit(struct mw_proc *p, __u32 tgid, __u32 tid, __u64 ts)
 {
 	union mw_scratch *sc = scratch_get(1);
 	struct harvest_ctx c = { .p = p };
@@ -466,12 +520,12 @@ static __always_inline void slots_harvest_before(struct mw_proc *p, __u32 tgid,
 	 * last call): a direct call, not bpf_loop's helper and callbacks. */
 	harvest_one(0, &c);
 	if (p->slot_dirty)
-		bpf_loop(MW_SLOTS, harvest_one, &c, 0);
+		mw_loop(MW_SLOTS, harvest_one, &c);
 	n = c.out->nr;
 	if (!n || n > MW_SLOTS)
 		return;
-	if (next)
-		hdr_set(&sc->deltas.hdr, MW_REC_DELTAS, tgid, next->tid, p->seq, next->ts);
+	if (tid)
+		hdr_set(&sc->deltas.hdr, MW_REC_DELTAS, tgid, tid, p->seq, ts);
 	else
 		hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
 	size = offsetof(struct mw_deltas_rec, slots) + n * sizeof(struct mw_slot);

@@ -67,8 +67,8 @@ static __always_inline __u32 syscall_op(long nr)
 
 static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct mw_proc *p = proc_current(task, task->tgid);
+	struct task_struct *task = mw_current_task();
+	struct mw_proc *p = proc_current(task, MW_LD(task, tgid));
 	struct mm_struct *mm;
 	struct mw_thread *t;
 	__u64 arg0 = PT_REGS_PARM1_SYSCALL(regs);
@@ -92,10 +92,10 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 	t->sys_args[5] = MW_SYSCALL_ARG6(regs);
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		t->sys_rss[m] = 0;
-	t->sys_vm_before = mm->total_vm;
+	t->sys_vm_before = MW_LD(mm, total_vm);
 	t->sys_aux[0] = t->sys_aux[1] = 0;
 	if (op == MW_OP_BRK) {
-		t->sys_aux[0] = mm->brk;
+		t->sys_aux[0] = MW_LD(mm, brk);
 	} else if (op == MW_OP_SHMDT) {
 		struct vma_probe pr = {};
 
@@ -150,7 +150,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 		break;
 	case MW_OP_BRK:
 		lo = t->sys_aux[0];
-		hi = mm->brk;
+		hi = MW_LD(mm, brk);
 		if (lo == hi)
 			return false;	/* a query, or a refused move */
 		rec->args[1] = lo;	/* old brk, for the loader */
@@ -188,8 +188,8 @@ static __always_inline bool op_describe(struct task_struct *task,
 
 static __always_inline int sys_exit(__s64 ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = task->tgid, op;
+	struct task_struct *task = mw_current_task();
+	__u32 tgid = MW_LD(task, tgid), op;
 	struct mw_proc *p = proc_current(task, tgid);
 	struct mm_struct *mm;
 	struct mw_thread *t;
@@ -210,8 +210,8 @@ static __always_inline int sys_exit(__s64 ret)
 		return 0;
 
 	mm = task_mm(task);
-	total_vm = mm->total_vm;
-	proc_note_vm(p, total_vm, mm->hiwater_vm);
+	total_vm = MW_LD(mm, total_vm);
+	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
 	p->calls[op]++;
 	if (total_vm > t->sys_vm_before)
 		p->mapped_bytes += (total_vm - t->sys_vm_before) << MW_PAGE_SHIFT;
@@ -231,7 +231,7 @@ static __always_inline int sys_exit(__s64 ret)
 		rec->args[i] = t->sys_args[i];	/* brk: op_describe() sets [1] */
 	if (op_failed_cleanly(op, ret) || !op_describe(task, mm, t, rec, op, ret)) {
 		for (int m = 0; m < MW_NR_MEMBERS; m++)
-			__sync_fetch_and_add(&p->unattributed[m], t->sys_rss[m]);
+			mw_add(&p->unattributed[m], t->sys_rss[m]);
 		return 0;
 	}
 	if (ret < 0 && ret >= -MW_MAX_ERRNO)
@@ -240,13 +240,13 @@ static __always_inline int sys_exit(__s64 ret)
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		rec->rss_delta[m] = t->sys_rss[m];
 	rec->total_vm = total_vm;
-	rec->start_brk = mm->start_brk;
-	rec->brk = mm->brk;
-	rec->start_stack = mm->start_stack;
+	rec->start_brk = MW_LD(mm, start_brk);
+	rec->brk = MW_LD(mm, brk);
+	rec->start_stack = MW_LD(mm, start_stack);
 
-	hdr_set(&rec->hdr, MW_REC_OP, tgid, task->pid, 0, bpf_ktime_get_ns());
+	hdr_set(&rec->hdr, MW_REC_OP, tgid, MW_LD(task, pid), 0, bpf_ktime_get_ns());
 	slots_harvest_before(p, tgid, &rec->hdr);
-	rec->hdr.seq = __sync_add_and_fetch(&p->seq, 1);
+	rec->hdr.seq = mw_add_fetch(&p->seq, 1);
 	if (rec->nr_vmas)
 		cpu_fault_hint(tgid, rec->hdr.seq, rec->vmas[0].start, rec->vmas[0].end);
 	size = offsetof(struct mw_op_rec, paths) +

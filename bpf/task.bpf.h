@@ -24,7 +24,7 @@ static __always_inline void task_record(struct mw_proc *p, __u32 tgid,
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), task->comm);
 	rec->exit_code = BPF_CORE_READ(task, exit_code);
 	rec->total_vm = p->total_vm;
-	hdr_fill(&rec->hdr, type, tgid, __sync_add_and_fetch(&p->seq, 1));
+	hdr_fill(&rec->hdr, type, tgid, mw_add_fetch(&p->seq, 1));
 	emit_rec(p, rec, sizeof(*rec), true);
 }
 
@@ -32,7 +32,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = MW_LD(task, tgid);
 	struct mw_proc *p = proc_lookup(tgid);
 	struct mm_struct *mm;
 
@@ -63,17 +63,24 @@ int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_process_exit, struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = MW_LD(task, tgid);
 	struct mw_proc *p = proc_lookup(tgid);
 
 	if (!p || (p->flags & MW_PROC_DEAD))
 		return 0;
+#ifdef MW_COMPAT
+	{	/* the thread's state (task storage is freed with the task) */
+		__u32 tid = MW_LD(task, pid);
+
+		bpf_map_delete_elem(&threads, &tid);
+	}
+#endif
 	/* Every thread leaves the faults it counted on this CPU to p. */
 	cpu_fault_end(p, task);
 	/* signal->live drops to 0 as the last thread exits (group_dead). */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
-	__sync_fetch_and_or(&p->flags, MW_PROC_DEAD);
+	mw_or(&p->flags, MW_PROC_DEAD);
 	slots_harvest(p, tgid);
 	task_record(p, tgid, MW_REC_EXIT, task);
 	return 0;

@@ -89,6 +89,28 @@ static long path_step(__u32 i, struct path_walk *w)
 	return 0;
 }
 
+#ifdef MW_COMPAT
+/*
+ * Without bpf_loop() (5.17) the walk is a bounded loop, which the verifier
+ * walks once per step; inlined in each VMA of vma_walk() it took
+ * sys_exit_raw past a million instructions.  A global function is verified
+ * once, on its own (5.6+): its arguments are plain numbers.  Returns the
+ * start offset, and in bits 16 and up the MW_VMA_* flags it set.
+ */
+__noinline int compat_path_walk(__u64 dentry, __u64 mnt)
+{
+	struct path_walk w = {
+		.d = (struct dentry *)dentry,
+		.mnt = (struct mount *)mnt,
+		.pos = MW_PATH_LEN - 1,
+	};
+
+	if (mw_loop(MW_PATH_DEPTH, path_step, &w) == MW_PATH_DEPTH)
+		w.vflags |= MW_VMA_PATH_TRUNC;
+	return (int)(w.vflags << 16 | (w.pos & 0xffff));
+}
+#endif
+
 /*
  * d_path() for a mapped file, up to the root of the mount tree, built
  * backwards in b[0, MW_PATH_LEN) with the NUL at b[MW_PATH_LEN - 1].
@@ -110,8 +132,17 @@ static __always_inline __u32 file_path(struct file *f, char *b, __u32 *vflags)
 		w.vflags |= MW_VMA_DELETED;
 	if (BPF_CORE_READ(d, d_op, d_dname))
 		w.vflags |= MW_VMA_PSEUDO;
+#ifdef MW_COMPAT
+	{
+		__u32 r = compat_path_walk((__u64)w.d, (__u64)w.mnt);
+
+		w.pos = r & 0xffff;
+		w.vflags |= r >> 16;
+	}
+#else
 	if (bpf_loop(MW_PATH_DEPTH, path_step, &w, 0) == MW_PATH_DEPTH)
 		w.vflags |= MW_VMA_PATH_TRUNC;
+#endif
 	if (w.pos == MW_PATH_LEN - 1) {		/* the root itself */
 		w.pos--;
 		b[w.pos & (MW_PATH_LEN - 1)] = '/';
@@ -135,13 +166,21 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	union mw_scratch *sc;
 	struct mw_vma *v;
 	struct file *f;
+	struct inode *ino;
+	struct super_block *sb;
 	struct path_buf *pb;
-	__u32 zero = 0, pos, len, idx = pr->idx & (MW_MAX_VMAS - 1);
+	__u32 zero = 0, pos, len;
+	/* 64-bit and masked where it is used: 5.10's verifier loses a 32-bit
+	 * mask's bound through the multiply into vmas[]. */
+	__u64 idx = pr->idx;
+
+	idx &= MW_MAX_VMAS - 1;
+	barrier_var(idx);
 
 	pr->found = 1;
-	pr->start = vma->vm_start;
-	pr->end = vma->vm_end;
-	pr->flags = vma->vm_flags;
+	pr->start = MW_LD(vma, vm_start);
+	pr->end = MW_LD(vma, vm_end);
+	pr->flags = MW_LD(vma, vm_flags);
 	sc = scratch_get(0);
 	if (!pr->fill || !sc)
 		return 0;
@@ -151,20 +190,24 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	v->start = pr->start;
 	v->end = pr->end;
 	v->flags = pr->flags;
-	v->pgoff = vma->vm_pgoff;
+	v->pgoff = MW_LD(vma, vm_pgoff);
 	v->vflags = 0;
 	v->ino = 0;
 	v->dev = 0;
 	/* Untrusted: no trust lookup for the pointer load (task_mm()). */
+#ifndef MW_COMPAT
 	if (bpf_rdonly_cast)
 		vma = bpf_rdonly_cast(vma, bpf_core_type_id_kernel(struct vm_area_struct));
-	f = vma->vm_file;
+#endif
+	f = MW_LD(vma, vm_file);
 	if (!f)
 		return 0;
 
 	v->vflags = MW_VMA_FILE;
-	v->ino = f->f_inode->i_ino;
-	v->dev = f->f_inode->i_sb->s_dev;
+	ino = MW_LD(f, f_inode);
+	sb = MW_LD(ino, i_sb);
+	v->ino = MW_LD(ino, i_ino);
+	v->dev = MW_LD(sb, s_dev);
 	pb = bpf_map_lookup_elem(&pathbuf, &zero);
 	if (!pb)
 		return 0;
@@ -185,11 +228,78 @@ static long vma_bounds_cb(struct task_struct *task, struct vm_area_struct *vma,
 			  struct vma_probe *pr)
 {
 	pr->found = 1;
-	pr->start = vma->vm_start;
-	pr->end = vma->vm_end;
-	pr->flags = vma->vm_flags;
+	pr->start = MW_LD(vma, vm_start);
+	pr->end = MW_LD(vma, vm_end);
+	pr->flags = MW_LD(vma, vm_flags);
 	return 0;
 }
+
+#ifdef MW_COMPAT
+/* Before 6.1 (the maple tree) an mm's VMAs are in an rbtree by address. */
+struct mm_struct___rb {
+	struct rb_root mm_rb;
+} __attribute__((preserve_access_index));
+
+struct vm_area_struct___rb {
+	unsigned long vm_start, vm_end;
+	struct rb_node vm_rb;
+} __attribute__((preserve_access_index));
+
+#define MW_RB_DEPTH	48	/* a red-black tree of 2^24 VMAs is at most this deep */
+
+/*
+ * find_vma() before 5.17 (no bpf_find_vma()): the lowest VMA ending above
+ * addr, if it contains addr.  Read by probe without the mmap lock, which a
+ * BPF program cannot take here: a concurrent change can make it miss, never
+ * crash.  -EBUSY when the walk did not end (a tree being rebalanced).
+ */
+/*
+ * The lowest VMA of mm ending above addr, as find_vma(): its address, 0 if
+ * none, 1 if the walk found no end.  A global function (5.6+): verified
+ * once, not once per caller state with its 48 steps; plain numbers in and
+ * out.  Its relocations are poisoned where there is no mm_rb (6.1+), and
+ * the loader does not pick this object there.
+ */
+__noinline __u64 compat_rb_find(__u64 mm_addr, __u64 addr)
+{
+	struct mm_struct___rb *mm = (void *)mm_addr;
+	struct rb_node *n = BPF_CORE_READ(mm, mm_rb.rb_node);
+	__u64 off = bpf_core_field_offset(struct vm_area_struct___rb, vm_rb);
+	struct vm_area_struct___rb *v;
+	__u64 best = 0;
+	int i;
+
+	for (i = 0; i < MW_RB_DEPTH && n; i++) {
+		v = (void *)n - off;
+		if (BPF_CORE_READ(v, vm_end) > addr) {
+			best = (__u64)v;
+			if (BPF_CORE_READ(v, vm_start) <= addr)
+				return best;
+			n = BPF_CORE_READ(n, rb_left);
+		} else {
+			n = BPF_CORE_READ(n, rb_right);
+		}
+	}
+	return i == MW_RB_DEPTH ? 1 : best;
+}
+
+static __always_inline long compat_find_vma(struct task_struct *task, __u64 addr,
+					    struct vma_probe *pr)
+{
+	__u64 v = compat_rb_find((__u64)task_mm(task), addr);
+	struct vm_area_struct *vma = (void *)v;
+
+	if (v == 1)
+		return -16;	/* EBUSY: a tree being rebalanced */
+	if (!v || BPF_CORE_READ(vma, vm_start) > addr)
+		return -2;	/* ENOENT */
+	if (pr->fill)
+		vma_probe_cb(task, vma, pr);
+	else
+		vma_bounds_cb(task, vma, pr);
+	return 0;
+}
+#endif
 
 /* The VMA containing addr, if any.  Returns 0, -ENOENT or -EBUSY. */
 static __always_inline long vma_at(struct task_struct *task, __u64 addr,
@@ -198,8 +308,12 @@ static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 	long err;
 
 	pr->found = 0;
+#ifdef MW_COMPAT
+	err = compat_find_vma(task, addr, pr);
+#else
 	err = pr->fill ? bpf_find_vma(task, addr, vma_probe_cb, pr, 0) :
 			 bpf_find_vma(task, addr, vma_bounds_cb, pr, 0);
+#endif
 	if (err == -16 /* EBUSY */)
 		stat_inc(MW_STAT_FIND_BUSY);
 	return err;
@@ -233,7 +347,7 @@ static __noinline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
 	__u64 addr = start;
 	long err;
 
-	if (how == MW_WALK_UNMAPPED && task_mm(task)->mm_users.counter <= 1)
+	if (how == MW_WALK_UNMAPPED && MW_LD(task_mm(task), mm_users.counter) <= 1)
 		return;
 
 	for (int i = 0; i < MW_MAX_VMAS; i++) {

@@ -12,9 +12,11 @@
 #include <bpf/libbpf.h>
 
 #include "capture.h"
+#include "kernel.h"
 #include "preflight.h"
 #include "util.h"
 #include "memwatch.skel.h"
+#include "memwatch_compat.skel.h"
 
 struct mw_capture {
 	struct memwatch_bpf *skel;
@@ -55,7 +57,8 @@ static void load_log_note(const char *line)
 		"unsupported", "not supported", "pointer arithmetic", "R0 invalid",
 		"BPF program is too large", "cannot", "Unrecognized", "expected",
 		"failed to resolve CO-RE relocation", "unknown opcode", "invalid BTF",
-		"exceeds", "back-edge", "infinite loop", "not allowed",
+		"exceeds", "back-edge", "infinite loop", "not allowed", "unbounded",
+		"out of bounds", "value is outside", "misaligned", "leaks addr", "type=",
 	};
 	const char *p;
 	size_t n;
@@ -69,8 +72,10 @@ static void load_log_note(const char *line)
 		n = strcspn(p, "'");
 		snprintf(load_log.prog, sizeof(load_log.prog), "%.*s", (int)MW_MIN(n, 63), p);
 	}
+	/* Not the verifier's verdict: the frame, its summary, and what it says
+	 * of functions' BTF (arg#N) before it starts. */
 	if (strstr(line, "-- END PROG LOAD LOG --") || strstr(line, "BEGIN PROG LOAD LOG") ||
-	    strstr(line, "processed ") == line)
+	    strstr(line, "processed ") == line || strstr(line, "arg#"))
 		return;
 	for (size_t i = 0; i < MW_ARRAY_SIZE(telling); i++) {
 		if (strstr(line, telling[i])) {
@@ -212,7 +217,8 @@ static void drop_missing_programs(struct mw_capture *c)
 
 	bpf_object__for_each_program(p, s->obj) {
 		bool host = strncmp(bpf_program__name(p), "host_", 5) == 0;
-		bool load = p == s->progs.cpu_offsets || host == c->host;
+		/* cpu_offsets serves the 6.2+ counters only (not in compat). */
+		bool load = p == s->progs.cpu_offsets ? !kernel_get()->compat : host == c->host;
 
 		if (p == s->progs.split_seed) {
 			bpf_program__set_autoattach(p, false);
@@ -229,10 +235,38 @@ static void drop_missing_programs(struct mw_capture *c)
 	}
 }
 
+/*
+ * The object this kernel gets (user/kernel.c), through the main object's
+ * skeleton either way: the compat object has every program, map and global
+ * the skeleton names (scripts/skel-compat-check, at build time).
+ */
+static struct memwatch_bpf *skel_open(void)
+{
+	struct memwatch_bpf *s;
+	int err;
+
+	if (!kernel_get()->compat)
+		return memwatch_bpf__open();
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	err = memwatch_bpf__create_skeleton(s);
+	if (!err) {
+		s->skeleton->data = memwatch_compat_bpf__elf_bytes(&s->skeleton->data_sz);
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	}
+	if (err) {
+		memwatch_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
 static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 					    const struct mw_capture_opts *o)
 {
-	struct memwatch_bpf *s = memwatch_bpf__open();
+	struct memwatch_bpf *s = skel_open();
 
 	if (!s) {
 		mw_err("cannot open the BPF object: %s", strerror(errno));
@@ -350,13 +384,19 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	int err, code = MW_EXIT_BPF;
 
 	libbpf_set_print(libbpf_print);
+	if (o->stacks && !kernel_get()->stacks) {
+		mw_err("--stacks needs bpf_get_task_stack() on a BTF task (Linux 5.11 and the "
+		       "main BPF object, 5.17), which this kernel (%s) lacks", kernel_get()->release);
+		free(c);
+		return MW_EXIT_KERNEL;
+	}
 	c->sink = o->sink;
 	c->sink_ctx = o->sink_ctx;
 	c->ncpus = libbpf_num_possible_cpus();
 	c->nprocs = o->max_procs;
 	c->proc_pids = mw_xcalloc(c->nprocs, sizeof(*c->proc_pids));
-	c->rss_raw = btf_tracepoint_exists("rss_stat") && btf_has_percpu_rss() &&
-		     !feature_disabled("rss_raw");
+	c->rss_raw = !kernel_get()->compat && btf_tracepoint_exists("rss_stat") &&
+		     btf_has_percpu_rss() && !feature_disabled("rss_raw");
 	c->host = o->host_procs > 0;
 	err = open_and_load(c, o);
 	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
@@ -630,6 +670,12 @@ int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
 	static const char *const usdt_names[] = { "phase", "iter" };
 	struct bpf_program *usdt_progs[] = { c->skel->progs.usdt_phase, c->skel->progs.usdt_iter };
 
+	if (n && !kernel_get()->attach_cookie) {
+		mw_err("--phase-at and --iter need bpf_get_attach_cookie() (Linux 5.15), which "
+		       "this kernel (%s) lacks: mark phases with the USDT probes of "
+		       "include/memwatch.h or 'memwatch mark'", kernel_get()->release);
+		return MW_EXIT_KERNEL;
+	}
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = specs[i].symbol,
 			    .bpf_cookie = ((__u64)specs[i].kind << 32) | (i + 1));
@@ -665,9 +711,21 @@ int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name)
 {
 	struct mw_mark_args args = { .tgid = pid, .kind = kind };
 	LIBBPF_OPTS(bpf_test_run_opts, ro, .ctx_in = &args, .ctx_size_in = sizeof(args));
+	__u64 raw_ctx[1] = { 0 };
+	__u32 zero = 0;
 
 	if (name)
 		snprintf(args.name, sizeof(args.name), "%s", name);
+	if (kernel_get()->compat) {
+		/* A raw_tp program there (no syscall programs before 5.14),
+		 * with its arguments in a map. */
+		struct bpf_map *m = bpf_object__find_map_by_name(c->skel->obj, "mark_args");
+
+		if (!m || bpf_map_update_elem(bpf_map__fd(m), &zero, &args, BPF_ANY))
+			return -errno;
+		ro.ctx_in = raw_ctx;
+		ro.ctx_size_in = sizeof(raw_ctx);
+	}
 	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.mark_syscall), &ro))
 		return -errno;
 	return 0;

@@ -24,6 +24,7 @@
 #include "host.h"
 #include "launch.h"
 #include "recording.h"
+#include "kernel.h"
 #include "report.h"
 #include "trace.h"
 #include "util.h"
@@ -405,9 +406,9 @@ static int write_svg(struct cli *c, FILE *svg, const struct mw_account *acct)
 }
 
 static int write_reports(struct cli *c, FILE *json, FILE *text, FILE *svg,
-			 struct mw_account *acct, int status)
+			 struct mw_account *acct, int status, const struct mw_kernel *k)
 {
-	struct report_opts ro = { .cmd_status = status, .hists = c->hists };
+	struct report_opts ro = { .cmd_status = status, .hists = c->hists, .kernel = k };
 	int out_err = 0;
 
 	if (json) {
@@ -454,7 +455,7 @@ static int run_report(struct cli *c, FILE *json, FILE *text, FILE *svg)
 		account_free(&acct);
 		return MW_EXIT_RECORDING;
 	}
-	err = write_reports(c, json, text, svg, &acct, acct.wait_status);
+	err = write_reports(c, json, text, svg, &acct, acct.wait_status, NULL);
 	account_free(&acct);
 	if (status != MW_REPLAY_OK) {
 		mw_err("%s: %s after %llu records: the report covers those",
@@ -527,7 +528,8 @@ static int run_trace(struct cli *c, FILE *json, FILE *text, FILE *svg)
 		return err;
 	}
 	/* -p: how it ended comes from its exit record, as in a replay. */
-	out_err = write_reports(c, json, text, svg, &acct, status >= 0 ? status : acct.wait_status);
+	out_err = write_reports(c, json, text, svg, &acct, status >= 0 ? status : acct.wait_status,
+				kernel_get());
 	account_free(&acct);
 	if (out_err)
 		return out_err;

@@ -12,6 +12,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kernel.h"
 #include "preflight.h"
 #include "procfs.h"
 #include "util.h"
@@ -166,11 +167,16 @@ bool btf_has_percpu_rss(void)
  * caches first (SPLIT_RSS_COUNTING): task_struct has rss_stat then. */
 bool btf_has_split_rss(void)
 {
+	return btf_struct_has("task_struct", "rss_stat") && !feature_disabled("split_rss");
+}
+
+bool btf_struct_has(const char *type, const char *member)
+{
 	struct btf *btf = vmlinux_btf();
-	int id = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -1;
+	int id = btf ? btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT) : -1;
 	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
 
-	return t && btf_member_type(btf, t, "rss_stat", 0) != 0 && !feature_disabled("split_rss");
+	return t && btf_member_type(btf, t, member, 0) != 0;
 }
 
 /*
@@ -191,9 +197,8 @@ struct kernel_feature {
 static const struct kernel_feature required[] = {
 	{ "tp_btf", "BTF-typed tracepoints (tp_btf)", "5.5", "sys_enter", 0, 0 },
 	{ "ringbuf", "BPF ring buffers", "5.8", NULL, BPF_MAP_TYPE_RINGBUF, 0 },
-	{ "task_storage", "BPF task storage", "5.11", NULL, BPF_MAP_TYPE_TASK_STORAGE, 0 },
-	{ "find_vma", "the bpf_find_vma() helper", "5.17", NULL, 0, BPF_FUNC_find_vma },
-	{ "bpf_loop", "the bpf_loop() helper", "5.17", NULL, 0, BPF_FUNC_loop },
+	/* Task storage, bpf_find_vma() and the rest of what came after: the
+	 * compat object does without them (user/kernel.c). */
 };
 
 static bool has_feature(const struct kernel_feature *f)
@@ -207,6 +212,8 @@ static bool has_feature(const struct kernel_feature *f)
 
 int preflight_kernel(void)
 {
+	const struct mw_kernel *k;
+
 	for (size_t i = 0; i < MW_ARRAY_SIZE(required); i++) {
 		const struct kernel_feature *f = &required[i];
 		bool forced = feature_disabled(f->name);
@@ -217,9 +224,18 @@ int preflight_kernel(void)
 		       f->what, f->since, forced ? " (forced by MEMWATCH_DISABLE)" : "");
 		return MW_EXIT_KERNEL;
 	}
+	k = kernel_get();
+	if (k->compat && !k->compat_ok) {
+		mw_err("this kernel lacks %s, and the compat object for kernels before that "
+		       "reads VMAs from mm->mm_rb, which this one has not (a maple tree, "
+		       "6.1+): memwatch cannot trace here%s", k->compat_why + 3,
+		       getenv("MEMWATCH_DISABLE") ? " (forced by MEMWATCH_DISABLE)" : "");
+		return MW_EXIT_KERNEL;
+	}
 	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault"))
 		mw_err("note: no exceptions:page_fault_user on this kernel (x86-only before "
 		       "6.16): RSS is attributed from syscalls only, per-mapping RSS is partial");
+	kernel_note();
 	return 0;
 }
 

@@ -19,6 +19,7 @@ int preflight_pid(pid_t pid);
 bool btf_tracepoint_exists(const char *name);
 bool btf_has_percpu_rss(void);
 bool btf_has_split_rss(void);
+bool btf_struct_has(const char *type, const char *member);
 /* MEMWATCH_DISABLE=feat1,feat2 forces a feature off (tests of fallbacks). */
 bool feature_disabled(const char *name);
 

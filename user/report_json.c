@@ -13,6 +13,7 @@
 
 #include "classify.h"
 #include "hist.h"
+#include "kernel.h"
 #include "report.h"
 #include "report_callsite.h"
 #include "report_hist.h"
@@ -326,6 +327,22 @@ static json_t *diagnostics_json(const struct mw_account *a)
 	return d;
 }
 
+/* The kernel traced on: which BPF object, how RSS is counted, and each
+ * degraded feature with its reason (user/kernel.c). */
+static json_t *kernel_json(const struct mw_kernel *k)
+{
+	json_t *deg = json_array();
+
+	for (size_t i = 0; i < k->ndegraded; i++)
+		json_array_append_new(deg, json_pack("{s:s, s:s}", "feature", k->degraded[i].feature,
+						     "why", k->degraded[i].why));
+	return json_pack("{s:o, s:s, s:s, s:o}", "release", jstr(k->release),
+			 "bpf_object", k->compat ? "compat" : "main",
+			 "rss_counting", k->split_rss ? "mm counters + per-task caches (before 6.2)" :
+							"per-CPU mm counters",
+			 "degraded", deg);
+}
+
 int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro)
 {
 	size_t n, shown;
@@ -357,5 +374,7 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	if (callsites_any(&a->sites))
 		json_object_set_new(o, "stacks", report_json_stacks(a));
 	json_object_set_new(o, "diagnostics", diagnostics_json(a));
+	if (ro->kernel)
+		json_object_set_new(o, "kernel", kernel_json(ro->kernel));
 	return emit(f, o);
 }

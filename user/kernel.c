@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kernel.c — which of memwatch's BPF objects this kernel gets, and what runs
+ * degraded on it.  The main object needs 5.17 (bpf_find_vma, bpf_loop and
+ * what came before them); the compat one (bpf/compat.bpf.h) 5.8.  Each probe
+ * asks the kernel itself (BTF, map-type and helper probes), never the
+ * version number, and MEMWATCH_DISABLE=NAME forces one off for the tests.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel.h"
+#include "preflight.h"
+#include "util.h"
+
+struct need {
+	const char *name;	/* for MEMWATCH_DISABLE */
+	const char *what;
+	const char *since;
+	enum bpf_map_type map;
+	enum bpf_func_id helper;
+};
+
+/* What the main object uses that the compat one does without. */
+static const struct need main_needs[] = {
+	{ "task_storage", "BPF task storage", "5.11", BPF_MAP_TYPE_TASK_STORAGE, 0 },
+	{ "task_btf", "bpf_get_current_task_btf()", "5.11", 0, BPF_FUNC_get_current_task_btf },
+	{ "find_vma", "bpf_find_vma()", "5.17", 0, BPF_FUNC_find_vma },
+	{ "bpf_loop", "bpf_loop()", "5.17", 0, BPF_FUNC_loop },
+};
+
+/* A helper, as tracepoint programs have it (libbpf cannot probe tp_btf). */
+static bool helper(enum bpf_func_id id)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, id, NULL) == 1;
+}
+
+static bool has(const struct need *n)
+{
+	if (feature_disabled(n->name))
+		return false;
+	if (n->map)
+		return libbpf_probe_bpf_map_type(n->map, NULL) == 1;
+	return helper(n->helper);
+}
+
+static void degrade(struct mw_kernel *k, const char *feature, const char *why)
+{
+	if (k->ndegraded < MW_KERNEL_MAX_DEGRADED)
+		k->degraded[k->ndegraded++] = (struct mw_degraded){ feature, why };
+}
+
+const struct mw_kernel *kernel_get(void)
+{
+	static struct mw_kernel k;
+	static bool done;
+	static char why[96];
+	struct utsname u;
+
+	if (done)
+		return &k;
+	done = true;
+	snprintf(k.release, sizeof(k.release), "%s", uname(&u) ? "?" : u.release);
+	for (size_t i = 0; i < MW_ARRAY_SIZE(main_needs); i++) {
+		if (has(&main_needs[i]))
+			continue;
+		k.compat = true;
+		snprintf(why, sizeof(why), "no %s (Linux %s)", main_needs[i].what,
+			 main_needs[i].since);
+		k.compat_why = why;
+		break;
+	}
+	/* The compat object finds VMAs in mm->mm_rb: before 6.1's maple tree. */
+	k.compat_ok = k.compat && btf_struct_has("mm_struct", "mm_rb");
+	k.split_rss = btf_has_split_rss();
+	/* The compat object does without both (bpf/compat.bpf.h). */
+	k.attach_cookie = !k.compat;
+	if (!k.attach_cookie)
+		degrade(&k, "phase-at", "--phase-at and --iter need bpf_get_attach_cookie() "
+			"(Linux 5.15); USDT markers work");
+	k.stacks = !k.compat;
+	if (k.compat)
+		degrade(&k, "stacks", "--stacks takes user stacks with bpf_get_task_stack() "
+			"on the current task as a BTF pointer (Linux 5.11), which the compat "
+			"object does without");
+	if (!helper(BPF_FUNC_map_lookup_percpu_elem))
+		degrade(&k, "fault-moved", "a fault that slept and woke on another CPU is "
+			"not placed in its mapping (bpf_map_lookup_percpu_elem(), Linux 5.19): "
+			"its RSS counts as unattributed");
+	return &k;
+}
+
+void kernel_note(void)
+{
+	const struct mw_kernel *k = kernel_get();
+	char line[512];
+	size_t n = 0;
+
+	if (k->compat)
+		mw_dbg("BPF object: compat, for Linux 5.8 to 5.16 (%s)", k->compat_why);
+	if (k->split_rss)
+		mw_dbg("RSS: per-task caches before 6.2, read at each event");
+	if (!k->ndegraded)
+		return;
+	for (size_t i = 0; i < k->ndegraded && n < sizeof(line); i++)
+		n += snprintf(line + n, sizeof(line) - n, "%s%s", i ? ", " : "",
+			      k->degraded[i].feature);
+	mw_err("note: Linux %s: degraded: %s (-v says why)", k->release, line);
+	for (size_t i = 0; i < k->ndegraded; i++)
+		mw_dbg("degraded %s: %s", k->degraded[i].feature, k->degraded[i].why);
+}

@@ -67,3 +67,42 @@ def status_lag(status, smaps_path):
     if not SPLIT_RSS:
         return 0
     return max(0, smaps_rss(smaps_path) - status["VmRSS"])
+
+
+_DEGRADED = None
+
+
+def degraded(mw):
+    """The features memwatch runs degraded on this kernel, as its JSON
+    summary's "kernel" says (user/kernel.c): {name: why}."""
+    global _DEGRADED
+    if _DEGRADED is None:
+        import json
+        import os
+        import subprocess
+        import tempfile
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+        try:
+            subprocess.run([mw, "-q", "-j", path, "--", "/bin/true"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=120)
+            with open(path) as f:
+                lines = [json.loads(x) for x in f if x.strip()]
+            k = lines[-1].get("kernel", {}) if lines else {}
+            _DEGRADED = {d["feature"]: d["why"] for d in k.get("degraded", [])}
+        except (OSError, ValueError, subprocess.SubprocessError):
+            _DEGRADED = {}
+        finally:
+            os.unlink(path)
+    return _DEGRADED
+
+
+def check_refused(c, mw, feature, argv, what):
+    """Where @feature runs degraded, memwatch refuses @argv: exit 9 and a
+    last stderr line naming what the kernel lacks; the command never runs."""
+    import subprocess
+    p = subprocess.run([mw, "-q"] + argv + ["--", "/bin/true"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    lines = p.stderr.decode(errors="replace").strip().splitlines()
+    c.check(p.returncode == 9 and lines and lines[-1].startswith("memwatch: ") and "Linux" in lines[-1],
+            f"{what}: refused where {feature} is degraded (exit {p.returncode}: {lines[-1:]})")

@@ -6,7 +6,11 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2eutil import check_refused, degraded  # noqa: E402
 
 MIB = 1 << 20
 FOLDED_LINE = re.compile(r"^[^;\n]+(;[^;\n]+)* \d+$")
@@ -131,6 +135,9 @@ def check_replay(c, mw, wl, d):
 
 
 def run(c, mw, wl):
+    if "stacks" in degraded(mw):
+        check_refused(c, mw, "stacks", ["--stacks"], "--stacks")
+        return
     d = tempfile.mkdtemp(prefix="mw-stacks-")
     s, text = trace(c, mw, wl, d, "stacks", ["--folded", os.path.join(d, "vm.folded")], "--stacks")
     check_named(c, s, text)

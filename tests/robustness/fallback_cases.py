@@ -7,6 +7,7 @@ right: rss_raw (the classic kmem:rss_stat tracepoint) and page_fault (RSS
 per process from rss_stat alone, with a one-line note), checked against
 /proc like any end-to-end case, and the programs memwatch loaded show the
 fallback was really in use."""
+import json
 import os
 import shutil
 import subprocess
@@ -20,9 +21,6 @@ REQUIRED = [
     # MEMWATCH_DISABLE name, words the line must have, exit code
     ("tp_btf", ["tp_btf", "Linux 5.5"], EXIT["kernel"]),
     ("ringbuf", ["ring buffers", "Linux 5.8"], EXIT["kernel"]),
-    ("task_storage", ["task storage", "Linux 5.11"], EXIT["kernel"]),
-    ("find_vma", ["bpf_find_vma()", "Linux 5.17"], EXIT["kernel"]),
-    ("bpf_loop", ["bpf_loop()", "Linux 5.17"], EXIT["kernel"]),
     ("btf", ["BTF", "CONFIG_DEBUG_INFO_BTF"], EXIT["nobtf"]),
     ("tracefs", ["tracefs", "mount"], EXIT["tracefs"]),
     ("root", ["CAP_BPF", "CAP_PERFMON"], EXIT["perm"]),
@@ -41,6 +39,36 @@ def required(c, mw, tmp):
                 all(w in lines[0] for w in words),
                 f"without {name}: one line naming {words} ({lines})")
         c.check(not os.path.exists(marker), f"without {name}: the command never ran")
+
+
+# What the main BPF object needs and the compat one does without
+# (user/kernel.c): forced off, memwatch takes the compat object, which reads
+# VMAs from mm->mm_rb; where the kernel keeps them in a maple tree (6.1+)
+# instead it says so in one line, exit 9.
+COMPAT_SWITCH = [
+    ("task_storage", ["task storage", "Linux 5.11"]),
+    ("task_btf", ["bpf_get_current_task_btf()", "Linux 5.11"]),
+    ("find_vma", ["bpf_find_vma()", "Linux 5.17"]),
+    ("bpf_loop", ["bpf_loop()", "Linux 5.17"]),
+]
+
+
+def compat_switch(c, mw, tmp):
+    for name, words in COMPAT_SWITCH:
+        out = os.path.join(tmp, "compat-" + name + ".json")
+        p = subprocess.run([mw, "-q", "-j", out, "--", "true"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=600,
+                           env=dict(os.environ, MEMWATCH_DISABLE=name))
+        lines = p.stderr.decode(errors="replace").strip().splitlines()
+        if p.returncode == 0:
+            with open(out) as f:
+                k = json.loads(f.read().splitlines()[-1]).get("kernel", {})
+            c.eq(k.get("bpf_object"), "compat", f"without {name}: the compat object traces")
+        else:
+            c.check(p.returncode == EXIT["kernel"] and len(lines) == 1 and
+                    all(w in lines[0] for w in words + ["maple tree"]),
+                    f"without {name}: the compat object, or one line saying why not "
+                    f"(exit {p.returncode}: {lines})")
 
 
 def programs_in_use(mw, disable, tmp):
@@ -94,6 +122,7 @@ def run(c, mw, wl):
     tmp = tempfile.mkdtemp(prefix="mw-fallback-")
     try:
         for label, fn in (("fallbacks required features", lambda: required(c, mw, tmp)),
+                          ("fallbacks compat object", lambda: compat_switch(c, mw, tmp)),
                           ("fallbacks rss_raw", lambda: rss_raw(c, mw, tmp)),
                           ("fallbacks page_fault", lambda: page_fault(c, mw, tmp))):
             with common.subcase(c, label):

@@ -441,6 +441,20 @@ static __always_inline struct mw_thread *change_owner(struct mw_proc *p, __u32 t
 	return NULL;
 }
 
+/* A change of a traced process's counter goes to the syscall that made it
+ * (its record carries it), else to the slot of its fault's VMA, else it is
+ * unattributed. */
+static __always_inline void change_credit(struct mw_proc *p, struct mw_thread *sys,
+					  __u32 slot1, __u32 member, __s64 delta)
+{
+	if (sys)
+		sys->sys_rss[member & (MW_NR_MEMBERS - 1)] += delta;
+	else if (slot1)
+		slot_add_rss(p, slot1, member, delta);
+	else
+		mw_add(&p->unattributed[member & (MW_NR_MEMBERS - 1)], delta);
+}
+
 /* Record one counter change of a traced process made by its own thread. */
 static __always_inline void own_change(struct mw_proc *p, struct task_struct *task,
 				       __u32 tgid, __u32 member, __s64 size)
@@ -458,14 +472,8 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 	p->rss[member] = size;
 	delta = (pages - w_val(w_old)) << MW_PAGE_SHIFT;
 	/* Publish this change's size for the next one to check against. */
-	mw_cmpxchg(&p->rss_word[member], mine,
-				    w_pack(pages, slot1, pages - w_val(w_old)));
-	if (sys)
-		sys->sys_rss[member] += delta;
-	else if (slot1)
-		slot_add_rss(p, slot1, member, delta);
-	else
-		mw_add(&p->unattributed[member], delta);
+	mw_cmpxchg(&p->rss_word[member], mine, w_pack(pages, slot1, pages - w_val(w_old)));
+	change_credit(p, sys, slot1, member, delta);
 }
 
 /* A change made from another context: reclaim, khugepaged, ptrace peeks. */
@@ -641,12 +649,7 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	if (member != MW_SWAP)
 		mw_add(&p->rss[member], delta);
 	sys = change_owner(p, tgid, task, member, &slot1);
-	if (sys)
-		sys->sys_rss[member] += delta;
-	else if (slot1)
-		slot_add_rss(p, slot1, member, delta);
-	else
-		mw_add(&p->unattributed[member], delta);
+	change_credit(p, sys, slot1, member, delta);
 	note_rss(p);
 }
 

@@ -108,7 +108,7 @@ void kernel_note(void)
 	for (size_t i = 0; i < k->ndegraded && n < sizeof(line); i++)
 		n += snprintf(line + n, sizeof(line) - n, "%s%s", i ? ", " : "",
 			      k->degraded[i].feature);
-	mw_err("note: Linux %s: degraded: %s (-v says why)", k->release, line);
+	mw_err("degraded on Linux %s: %s (-v says why)", k->release, line);
 	for (size_t i = 0; i < k->ndegraded; i++)
 		mw_dbg("degraded %s: %s", k->degraded[i].feature, k->degraded[i].why);
 }

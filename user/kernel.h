@@ -31,7 +31,8 @@ struct mw_kernel {
 
 /* Probed once (BTF, map types, helpers); MEMWATCH_DISABLE applies. */
 const struct mw_kernel *kernel_get(void);
-/* One line on stderr naming each degraded feature, if any. */
+/* One line on stderr naming each degraded feature, if any: a per-process
+ * session says it once attached (host-wide tracing uses none of them). */
 void kernel_note(void);
 
 #endif /* MW_KERNEL_H */

@@ -235,7 +235,6 @@ int preflight_kernel(void)
 	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault"))
 		mw_err("note: no exceptions:page_fault_user on this kernel (x86-only before "
 		       "6.16): RSS is attributed from syscalls only, per-mapping RSS is partial");
-	kernel_note();
 	return 0;
 }
 

@@ -29,6 +29,7 @@
 #include "seed.h"
 #include "signals.h"
 #include "symbolize.h"
+#include "kernel.h"
 #include "trace.h"
 #include "util.h"
 
@@ -514,6 +515,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	if (err)
 		return err;
 	mw_dbg("BPF programs attached");
+	kernel_note();
 	mw_signals_install();
 	control_open(&s.ctl);
 	err = start_target(&s, o);

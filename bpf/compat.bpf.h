@@ -13,7 +13,8 @@
  *   bpf_find_vma()               5.17  mm->mm_rb searched here
  *   bpf_loop()                   5.17  bounded loops here
  *   BPF_PROG_TYPE_SYSCALL        5.14  raw_tp + test run here (5.10)
- *   bpf_get_attach_cookie()      5.15  --phase-at/--iter need it
+ *   bpf_get_attach_cookie()      5.15  a bank of uprobe programs, one per
+ *                                      --phase-at/--iter spec (at most 16)
  *   bpf_get_task_stack() needs the current task as a BTF pointer (5.11):
  *                                      --stacks is refused here
  *

@@ -547,6 +547,33 @@ static __always_inline __s32 rss_cache(struct task_struct *task, __u32 m)
 	return 0;
 }
 
+/*
+ * The slot (index + 1) of the VMA of thread t's current or last fault, 0:
+ * none; the fault counts in it once.  The thread's own record of its fault,
+ * not its CPU's: one that slept and woke on another CPU is found all the
+ * same (where 6.2+ needs bpf_map_lookup_percpu_elem(), fault.bpf.h).
+ */
+static __always_inline __u32 split_fault_slot(struct mw_proc *p, __u32 tgid,
+					      struct task_struct *task, struct mw_thread *t)
+{
+	struct mw_slot *s = NULL;
+
+	if (!t->in_fault)
+		return 0;
+	if (t->f.vma == MW_FAULT_VMA_UNKNOWN)
+		resolve_fault_vma(p, tgid, task, &t->f);
+	if (t->f.vma)
+		s = slot_get(p, tgid, t->f.vma);
+	if (!s)
+		return 0;
+	if (!t->f_counted) {
+		t->f_counted = 1;
+		mw_add(&s->faults, 1);
+		slot_note(p, s - p->slots);
+	}
+	return (__u32)(s - p->slots) + 1;
+}
+
 /* Credit what thread t's caches gained since the last look: to its
  * syscall, else to the VMA of its last fault, else unattributed.  The
  * first look at a thread (attached with -p, or the first event after
@@ -556,7 +583,6 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 {
 	__s64 d[MW_NR_MEMBERS];
 	bool any = false, first = !t->snap_valid;
-	struct mw_slot *s = NULL;
 	__u32 slot1 = 0;
 
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
@@ -569,16 +595,8 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 	t->snap_valid = 1;
 	if (!any)
 		return;
-	if (!first && !t->sys_op && t->in_fault) {
-		if (t->f.vma == MW_FAULT_VMA_UNKNOWN)
-			resolve_fault_vma(p, tgid, task, &t->f);
-		if (t->f.vma)
-			s = slot_get(p, tgid, t->f.vma);
-		if (s) {
-			slot1 = (__u32)(s - p->slots) + 1;
-			mw_add(&s->faults, 1);
-		}
-	}
+	if (!first && !t->sys_op)
+		slot1 = split_fault_slot(p, tgid, task, t);
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
 		if (!d[m])
 			continue;
@@ -593,7 +611,6 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 		else
 			mw_add(&p->unattributed[m], d[m]);
 	}
-	t->in_fault = 0;
 	note_rss(p);
 }
 
@@ -610,6 +627,7 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 		return;
 	split_flush(p, MW_LD(task, tgid), task, t);
 	t->in_fault = 1;
+	t->f_counted = 0;
 	t->f.addr = addr;
 	t->f.vma = MW_FAULT_VMA_UNKNOWN;
 }
@@ -648,7 +666,11 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	delta = dpages << MW_PAGE_SHIFT;
 	if (member != MW_SWAP)
 		mw_add(&p->rss[member], delta);
-	sys = change_owner(p, tgid, task, member, &slot1);
+	/* Its owner from the thread's own state: its syscall, else its
+	 * fault (swap entries stay with the syscall or nobody). */
+	sys = t && t->sys_op ? t : NULL;
+	if (!sys && t && member != MW_SWAP)
+		slot1 = split_fault_slot(p, tgid, task, t);
 	change_credit(p, sys, slot1, member, delta);
 	note_rss(p);
 }

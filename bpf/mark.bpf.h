@@ -72,15 +72,51 @@ static __always_inline void mark_here(__u32 kind, __u32 id, const char *name)
 SEC("uprobe")
 int mark_uprobe(struct pt_regs *ctx)
 {
-#ifdef MW_COMPAT
-	__u64 cookie = 0;	/* 5.15+: the loader refuses --phase-at, --iter */
-#else
+#ifndef MW_COMPAT
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-#endif
 
 	mark_here(cookie >> 32, (__u32)cookie, NULL);
+#endif
 	return 0;
 }
+
+/*
+ * Before 5.15 a program cannot tell which of its uprobes fired (no attach
+ * cookie): a bank of programs, mark_uprobe_N for the Nth marker spec, each
+ * taking its cookie from uprobe_cookie[N].  The main object has them too,
+ * empty and never loaded, so that one skeleton serves both objects.
+ */
+#ifdef MW_COMPAT
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MW_UPROBE_BANK);	/* bpf/memwatch.h */
+	__type(key, __u32);
+	__type(value, __u64);
+} uprobe_cookie SEC(".maps");
+
+#define MW_UPROBE(n)							\
+SEC("uprobe")								\
+int mark_uprobe_##n(struct pt_regs *ctx)				\
+{									\
+	__u32 k = n;							\
+	__u64 *cookie = bpf_map_lookup_elem(&uprobe_cookie, &k);	\
+									\
+	if (cookie)							\
+		mark_here(*cookie >> 32, (__u32)*cookie, NULL);		\
+	return 0;							\
+}
+#else
+#define MW_UPROBE(n)							\
+SEC("uprobe")								\
+int mark_uprobe_##n(struct pt_regs *ctx)				\
+{									\
+	return 0;							\
+}
+#endif
+MW_UPROBE(0) MW_UPROBE(1) MW_UPROBE(2) MW_UPROBE(3)
+MW_UPROBE(4) MW_UPROBE(5) MW_UPROBE(6) MW_UPROBE(7)
+MW_UPROBE(8) MW_UPROBE(9) MW_UPROBE(10) MW_UPROBE(11)
+MW_UPROBE(12) MW_UPROBE(13) MW_UPROBE(14) MW_UPROBE(15)
 
 SEC("usdt")
 int BPF_USDT(usdt_phase, const char *name)

@@ -19,6 +19,7 @@
 
 #define MW_PAGE_SHIFT	12
 #define MW_COMM_LEN	16
+#define MW_UPROBE_BANK	16	/* compat object: --phase-at/--iter specs (mark.bpf.h) */
 #define MW_PATH_LEN	256	/* per reported VMA; longer paths are marked truncated */
 #define MW_MAX_VMAS	4	/* VMA states carried by one structural record */
 #define MW_SLOTS	64	/* per-process RSS attribution slots (power of 2) */

@@ -82,7 +82,9 @@ struct mw_thread {
 	 * caches as last looked at, and the fault that changes them now. */
 	__s32 rss_snap[MW_NR_MEMBERS];
 	__u32 snap_valid;
-	__u32 in_fault;		/* f is a fault of this thread's, to credit */
+	__u32 in_fault;		/* f is this thread's current or last fault */
+	__u32 f_counted;	/* ... counted in its VMA's slot */
+	__u32 pad2;
 	struct mw_fault f;
 };
 

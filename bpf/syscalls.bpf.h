@@ -83,6 +83,7 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 	mm = task_mm(task);
 	cpu_fault_end(p, task);
 	split_look(p, task, t);	/* before 6.2: its last fault's gains */
+	t->in_fault = 0;	/* ... and that fault is over */
 	t->sys_op = op;
 	t->sys_args[0] = arg0;
 	t->sys_args[1] = PT_REGS_PARM2_SYSCALL(regs);

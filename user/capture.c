@@ -28,6 +28,7 @@ struct mw_capture {
 	pid_t *proc_pids;	/* who has each index of 'procs', 0: free */
 	size_t nprocs;		/* its entries: the maps' max_entries */
 	bool host;		/* host-wide tracing */
+	size_t nmarkers;	/* uprobe markers to attach */
 	struct bpf_link **marker_links;
 	size_t nmarker_links;
 	mw_sink_fn sink;
@@ -220,7 +221,15 @@ static void drop_missing_programs(struct mw_capture *c)
 		/* cpu_offsets serves the 6.2+ counters only (not in compat). */
 		bool load = p == s->progs.cpu_offsets ? !kernel_get()->compat : host == c->host;
 
-		if (p == s->progs.split_seed) {
+		if (strncmp(bpf_program__name(p), "mark_uprobe", 11) == 0) {
+			/* mark_uprobe (attach cookies), or on the compat
+			 * object the bank's first nmarkers (mark.bpf.h). */
+			int n = -1;
+
+			sscanf(bpf_program__name(p), "mark_uprobe_%d", &n);
+			load = !c->host && (kernel_get()->compat ?
+					    n >= 0 && (size_t)n < c->nmarkers : n < 0);
+		} else if (p == s->progs.split_seed) {
 			bpf_program__set_autoattach(p, false);
 			load = !c->host && btf_has_split_rss();
 		} else if (is_rss_program(s, p)) {
@@ -398,6 +407,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->rss_raw = !kernel_get()->compat && btf_tracepoint_exists("rss_stat") &&
 		     btf_has_percpu_rss() && !feature_disabled("rss_raw");
 	c->host = o->host_procs > 0;
+	c->nmarkers = o->nmarkers;
 	err = open_and_load(c, o);
 	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
 		/* No per-CPU offsets: load again with the classic one. */
@@ -670,19 +680,36 @@ int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
 	static const char *const usdt_names[] = { "phase", "iter" };
 	struct bpf_program *usdt_progs[] = { c->skel->progs.usdt_phase, c->skel->progs.usdt_iter };
 
-	if (n && !kernel_get()->attach_cookie) {
-		mw_err("--phase-at and --iter need bpf_get_attach_cookie() (Linux 5.15), which "
-		       "this kernel (%s) lacks: mark phases with the USDT probes of "
-		       "include/memwatch.h or 'memwatch mark'", kernel_get()->release);
+	bool bank = !kernel_get()->attach_cookie;
+
+	if (bank && n > MW_UPROBE_BANK) {
+		mw_err("at most %d --phase-at and --iter markers on this kernel (%s), which "
+		       "lacks bpf_get_attach_cookie() (Linux 5.15); USDT probes have no limit",
+		       MW_UPROBE_BANK, kernel_get()->release);
 		return MW_EXIT_KERNEL;
 	}
 	for (size_t i = 0; i < n; i++) {
+		__u64 cookie = ((__u64)specs[i].kind << 32) | (i + 1);
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = specs[i].symbol,
-			    .bpf_cookie = ((__u64)specs[i].kind << 32) | (i + 1));
+			    .bpf_cookie = bank ? 0 : cookie);
+		struct bpf_program *prog = c->skel->progs.mark_uprobe;
 		struct bpf_link *l;
 
-		l = bpf_program__attach_uprobe_opts(c->skel->progs.mark_uprobe, pid,
-						    specs[i].binary, 0, &uo);
+		if (bank) {	/* program i of the bank, its cookie in a map */
+			struct bpf_map *m = bpf_object__find_map_by_name(c->skel->obj,
+									 "uprobe_cookie");
+			char name[32];
+			__u32 k = (__u32)i;
+
+			snprintf(name, sizeof(name), "mark_uprobe_%zu", i);
+			prog = bpf_object__find_program_by_name(c->skel->obj, name);
+			if (!m || !prog ||
+			    bpf_map_update_elem(bpf_map__fd(m), &k, &cookie, BPF_ANY)) {
+				mw_err("cannot place marker %zu: %s", i, strerror(errno ?: ENOENT));
+				return MW_EXIT_PROBE;
+			}
+		}
+		l = bpf_program__attach_uprobe_opts(prog, pid, specs[i].binary, 0, &uo);
 		if (!l) {
 			mw_err("cannot place a marker on %s:%s (%s): is the path right and "
 			       "the symbol in its symbol table?", specs[i].binary,

@@ -76,17 +76,17 @@ const struct mw_kernel *kernel_get(void)
 	/* The compat object finds VMAs in mm->mm_rb: before 6.1's maple tree. */
 	k.compat_ok = k.compat && btf_struct_has("mm_struct", "mm_rb");
 	k.split_rss = btf_has_split_rss();
-	/* The compat object does without both (bpf/compat.bpf.h). */
+	/* The compat object does without both (bpf/compat.bpf.h): uprobe
+	 * markers are a bank of programs there, one per spec. */
 	k.attach_cookie = !k.compat;
-	if (!k.attach_cookie)
-		degrade(&k, "phase-at", "--phase-at and --iter need bpf_get_attach_cookie() "
-			"(Linux 5.15); USDT markers work");
+
 	k.stacks = !k.compat;
 	if (k.compat)
 		degrade(&k, "stacks", "--stacks takes user stacks with bpf_get_task_stack() "
 			"on the current task as a BTF pointer (Linux 5.11), which the compat "
 			"object does without");
-	if (!helper(BPF_FUNC_map_lookup_percpu_elem))
+	/* Before 6.2 each thread keeps its own fault (fault.bpf.h): no need. */
+	if (!k.split_rss && !helper(BPF_FUNC_map_lookup_percpu_elem))
 		degrade(&k, "fault-moved", "a fault that slept and woke on another CPU is "
 			"not placed in its mapping (bpf_map_lookup_percpu_elem(), Linux 5.19): "
 			"its RSS counts as unattributed");

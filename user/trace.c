@@ -497,6 +497,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		/* '-- CMD' is held at its exit to catch up: records can wait. */
 		.batch_wakeups = o->cmd != NULL,
 		.stacks = o->stacks,
+		.nmarkers = o->nmarkers,
 		.host_cgroup_fd = -1,
 		.sink = sink,
 		.sink_ctx = &s,

@@ -6,6 +6,12 @@ KIB = 1024
 MIB = 1024 * KIB
 
 
+# How long a test waits for memwatch to attach.  Natively 0.2 s; under qemu's
+# TCG (tests/kernels) 5.10's verifier alone takes ~10 s, more when the host
+# is busy.  Only a failing run waits this long.
+ATTACH_S = 60
+
+
 def rss_tol(truth):
     """Tolerance the brief sets for RSS: 1% or 256 KiB, whichever is larger."""
     return max(truth // 100, 256 * KIB)

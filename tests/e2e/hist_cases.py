@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 
-from e2eutil import KIB, MIB, wait_for  # noqa: E402
+from e2eutil import ATTACH_S, KIB, MIB, wait_for  # noqa: E402
 
 # What sizes.c does in each phase, by log2 bucket (its low bound).
 SIZES = {"alloc": {4096: 7, 65536: 5, 1048576: 3, 8388608: 2},
@@ -264,7 +264,7 @@ def pid_case(c, mw, wl, tmp):
             return
         with open(errpath, "wb") as err:
             mw_p = subprocess.Popen([mw, "-q", "-j", jpath, "-p", str(wl_p.pid)], stderr=err)
-        wait_for(lambda: b"tracing PID" in open(errpath, "rb").read() or mw_p.poll() is not None, 20)
+        wait_for(lambda: b"tracing PID" in open(errpath, "rb").read() or mw_p.poll() is not None, ATTACH_S)
         open(os.path.join(ckdir, "go"), "w").close()
         wl_p.wait(timeout=120)
         c.eq(mw_p.wait(timeout=60), 0, f"{label}: exit status")

@@ -17,7 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LIB_SRC = os.path.join(ROOT, "tests", "workloads", "libmwphase.c")
-from e2eutil import KIB, MIB, SPLIT_RSS, check_refused, degraded, rss_tol, smaps_rss, wait_for  # noqa: E402
+from e2eutil import ATTACH_S, KIB, MIB, SPLIT_RSS, check_refused, degraded, rss_tol, smaps_rss, wait_for  # noqa: E402
 
 # Phase and iteration durations against checkpoint timestamps: a marker
 # fires after its checkpoint's files are written, so allow for that; a
@@ -157,7 +157,7 @@ def run_memwatch(c, label, mw, argv, extra, mode, tmp, env_extra=None, steps=Non
                     c.check(False, f"{label}: workload ready")
                     return None, Truth(ckdir)
                 mw_p = subprocess.Popen([mw, "-q", "-j", jpath] + extra + ["-p", str(wl.pid)], stderr=err)
-                wait_for(lambda: b"tracing PID" in open(errpath, "rb").read() or mw_p.poll() is not None, 20)
+                wait_for(lambda: b"tracing PID" in open(errpath, "rb").read() or mw_p.poll() is not None, ATTACH_S)
                 open(os.path.join(ckdir, "go"), "w").close()
             else:
                 mw_p = subprocess.Popen([mw, "-q", "-j", jpath] + extra + ["--"] + argv, env=env, stderr=err)

@@ -60,7 +60,7 @@ def read(path, mode="r"):
         return b"" if "b" in mode else ""
 
 
-def wait_stderr(p, errpath, text, timeout=20):
+def wait_stderr(p, errpath, text, timeout=60):  # tests/e2e/e2eutil.py: ATTACH_S
     """Until memwatch (Popen p, stderr to errpath) has said text, or died."""
     wait_for(lambda: text in read(errpath) or p.poll() is not None, timeout, repr(text))
     if text not in read(errpath):

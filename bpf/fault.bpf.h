@@ -489,8 +489,7 @@ static __always_inline void external_change(struct mw_proc *p, __u32 member, __s
 		mw_add(&p->rss[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
 	else
 		p->rss[member] = size;
-	mw_add(&p->external[member],
-			     (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+	mw_add(&p->external[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
 }
 
 static __always_inline void note_rss(struct mw_proc *p)
@@ -600,16 +599,11 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
 		if (!d[m])
 			continue;
-		if (m != MW_SWAP)
-			mw_add(&p->rss[m], d[m]);
+		mw_add(&p->rss[m], d[m]);
 		if (first)
 			mw_add(&p->external[m], d[m]);
-		else if (t->sys_op)
-			t->sys_rss[m] += d[m];
-		else if (slot1)
-			slot_add_rss(p, slot1, m, d[m]);
 		else
-			mw_add(&p->unattributed[m], d[m]);
+			change_credit(p, t->sys_op ? t : NULL, slot1, m, d[m]);
 	}
 	note_rss(p);
 }
@@ -653,8 +647,7 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	if (t)
 		split_flush(p, tgid, task, t);
 	member &= MW_NR_MEMBERS - 1;
-	dpages = pages - w_val(mw_xchg(&p->rss_word[member],
-							w_pack(pages, 0, 0)));
+	dpages = pages - w_val(mw_xchg(&p->rss_word[member], w_pack(pages, 0, 0)));
 	cache = rss_cache(task, member);
 	if (cache && dpages == cache) {
 		/* sync_mm_rss(): the cache moves into the mm (and is zeroed
@@ -664,8 +657,7 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 		return;
 	}
 	delta = dpages << MW_PAGE_SHIFT;
-	if (member != MW_SWAP)
-		mw_add(&p->rss[member], delta);
+	mw_add(&p->rss[member], delta);
 	/* Its owner from the thread's own state: its syscall, else its
 	 * fault (swap entries stay with the syscall or nobody). */
 	sys = t && t->sys_op ? t : NULL;

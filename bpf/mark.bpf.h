@@ -133,14 +133,19 @@ int BPF_USDT(usdt_iter)
 }
 
 /* 'memwatch mark' and -i samples, run by the loader. */
-#ifndef MW_COMPAT
-SEC("syscall")
-int mark_syscall(struct mw_mark_args *args)
+static __always_inline void mark_loader(const struct mw_mark_args *args)
 {
 	struct mw_proc *p = proc_lookup(args->tgid);
 
 	if (p)
 		emit_mark(p, args->tgid, args->kind, 0, args->name, false, 0);
+}
+
+#ifndef MW_COMPAT
+SEC("syscall")
+int mark_syscall(struct mw_mark_args *args)
+{
+	mark_loader(args);
 	return 0;
 }
 #else
@@ -158,13 +163,9 @@ int mark_syscall(void *ctx)
 {
 	__u32 zero = 0;
 	struct mw_mark_args *args = bpf_map_lookup_elem(&mark_args, &zero);
-	struct mw_proc *p;
 
-	if (!args)
-		return 0;
-	p = proc_lookup(args->tgid);
-	if (p)
-		emit_mark(p, args->tgid, args->kind, 0, args->name, false, 0);
+	if (args)
+		mark_loader(args);
 	return 0;
 }
 #endif

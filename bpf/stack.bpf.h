@@ -2,7 +2,8 @@
 /*
  * stack.bpf.h — user call stacks for --stacks: who mapped a range, and who
  * first touched each VMA.  Off (and removed by the verifier's dead-code
- * elimination) unless the loader sets want_stacks before load.
+ * elimination) unless the loader sets want_stacks before load, which it
+ * never does with the compat object (bpf/compat.bpf.h).
  */
 #ifndef MW_STACK_BPF_H
 #define MW_STACK_BPF_H
@@ -29,13 +30,9 @@ struct {
  * or the link register (arm64). */
 static __always_inline __u64 leaf_caller(struct task_struct *task)
 {
-	struct pt_regs *regs;
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	__u64 word = 0;
 
-#ifdef MW_COMPAT
-	return 0;	/* bpf_task_pt_regs() is 5.15+ */
-#endif
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	if (!regs)
 		return 0;
 #if defined(__TARGET_ARCH_arm64)

@@ -248,17 +248,14 @@ struct vm_area_struct___rb {
 #define MW_RB_DEPTH	48	/* a red-black tree of 2^24 VMAs is at most this deep */
 
 /*
- * find_vma() before 5.17 (no bpf_find_vma()): the lowest VMA ending above
- * addr, if it contains addr.  Read by probe without the mmap lock, which a
- * BPF program cannot take here: a concurrent change can make it miss, never
- * crash.  -EBUSY when the walk did not end (a tree being rebalanced).
- */
-/*
- * The lowest VMA of mm ending above addr, as find_vma(): its address, 0 if
- * none, 1 if the walk found no end.  A global function (5.6+): verified
- * once, not once per caller state with its 48 steps; plain numbers in and
- * out.  Its relocations are poisoned where there is no mm_rb (6.1+), and
- * the loader does not pick this object there.
+ * find_vma() before 5.17 (no bpf_find_vma()): the lowest VMA of mm ending
+ * above addr, its address; 0 if none, 1 if the walk found no end (a tree
+ * being rebalanced).  Read by probe without the mmap lock, which a BPF
+ * program cannot take here: a concurrent change can make it miss, never
+ * crash.  A global function (5.6+), verified once rather than once per
+ * caller state with its 48 steps: plain numbers in and out.  Its relocations
+ * are poisoned where there is no mm_rb (6.1+); the loader does not pick
+ * this object there.
  */
 __noinline __u64 compat_rb_find(__u64 mm_addr, __u64 addr)
 {

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -116,13 +115,10 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 /* One line for a load that failed: which program, on which kernel, why. */
 static void load_failure(int err)
 {
-	struct utsname u;
-
-	if (uname(&u))
-		snprintf(u.release, sizeof(u.release), "?");
 	mw_err("cannot load the BPF program %s%s%s on Linux %s (%s)%s%s; rerun with -vv "
 	       "for the verifier log", load_log.prog[0] ? "'" : "", load_log.prog[0] ?
-	       load_log.prog : "(unknown)", load_log.prog[0] ? "'" : "", u.release,
+	       load_log.prog : "(unknown)", load_log.prog[0] ? "'" : "",
+	       kernel_get()->release,
 	       strerror(-err), load_log.why[0] ? ": " : "", load_log.why);
 }
 
@@ -231,7 +227,7 @@ static void drop_missing_programs(struct mw_capture *c)
 					    n >= 0 && (size_t)n < c->nmarkers : n < 0);
 		} else if (p == s->progs.split_seed) {
 			bpf_program__set_autoattach(p, false);
-			load = !c->host && btf_has_split_rss();
+			load = !c->host && kernel_get()->split_rss;
 		} else if (is_rss_program(s, p)) {
 			bpf_program__set_autoattach(p, false);
 			load = p == rss_program(c);
@@ -285,7 +281,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	s->rodata->want_stacks = o->stacks;
 	s->rodata->user_faults = user_faults_available();
-	s->rodata->split_rss = btf_has_split_rss();
+	s->rodata->split_rss = kernel_get()->split_rss;
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);

@@ -9,43 +9,19 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "kernel.h"
 #include "preflight.h"
 #include "util.h"
 
-struct need {
-	const char *name;	/* for MEMWATCH_DISABLE */
-	const char *what;
-	const char *since;
-	enum bpf_map_type map;
-	enum bpf_func_id helper;
-};
-
 /* What the main object uses that the compat one does without. */
-static const struct need main_needs[] = {
-	{ "task_storage", "BPF task storage", "5.11", BPF_MAP_TYPE_TASK_STORAGE, 0 },
-	{ "task_btf", "bpf_get_current_task_btf()", "5.11", 0, BPF_FUNC_get_current_task_btf },
-	{ "find_vma", "bpf_find_vma()", "5.17", 0, BPF_FUNC_find_vma },
-	{ "bpf_loop", "bpf_loop()", "5.17", 0, BPF_FUNC_loop },
+static const struct kernel_feature main_needs[] = {
+	{ "task_storage", "BPF task storage", "5.11", NULL, BPF_MAP_TYPE_TASK_STORAGE, 0 },
+	{ "task_btf", "bpf_get_current_task_btf()", "5.11", NULL, 0,
+	  BPF_FUNC_get_current_task_btf },
+	{ "find_vma", "bpf_find_vma()", "5.17", NULL, 0, BPF_FUNC_find_vma },
+	{ "bpf_loop", "bpf_loop()", "5.17", NULL, 0, BPF_FUNC_loop },
 };
-
-/* A helper, as tracepoint programs have it (libbpf cannot probe tp_btf). */
-static bool helper(enum bpf_func_id id)
-{
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, id, NULL) == 1;
-}
-
-static bool has(const struct need *n)
-{
-	if (feature_disabled(n->name))
-		return false;
-	if (n->map)
-		return libbpf_probe_bpf_map_type(n->map, NULL) == 1;
-	return helper(n->helper);
-}
 
 static void degrade(struct mw_kernel *k, const char *feature, const char *why)
 {
@@ -57,7 +33,6 @@ const struct mw_kernel *kernel_get(void)
 {
 	static struct mw_kernel k;
 	static bool done;
-	static char why[96];
 	struct utsname u;
 
 	if (done)
@@ -65,12 +40,10 @@ const struct mw_kernel *kernel_get(void)
 	done = true;
 	snprintf(k.release, sizeof(k.release), "%s", uname(&u) ? "?" : u.release);
 	for (size_t i = 0; i < MW_ARRAY_SIZE(main_needs); i++) {
-		if (has(&main_needs[i]))
+		if (kernel_feature_present(&main_needs[i]))
 			continue;
 		k.compat = true;
-		snprintf(why, sizeof(why), "no %s (Linux %s)", main_needs[i].what,
-			 main_needs[i].since);
-		k.compat_why = why;
+		k.compat_for = &main_needs[i];
 		break;
 	}
 	/* The compat object finds VMAs in mm->mm_rb: before 6.1's maple tree. */
@@ -85,11 +58,9 @@ const struct mw_kernel *kernel_get(void)
 		degrade(&k, "stacks", "--stacks takes user stacks with bpf_get_task_stack() "
 			"on the current task as a BTF pointer (Linux 5.11), which the compat "
 			"object does without");
-	/* Before 6.2 each thread keeps its own fault (fault.bpf.h): no need. */
-	if (!k.split_rss && !helper(BPF_FUNC_map_lookup_percpu_elem))
-		degrade(&k, "fault-moved", "a fault that slept and woke on another CPU is "
-			"not placed in its mapping (bpf_map_lookup_percpu_elem(), Linux 5.19): "
-			"its RSS counts as unattributed");
+	/* A fault that moved CPU: found through bpf_map_lookup_percpu_elem()
+	 * (5.19) where counters are per CPU (6.2+), and before that from the
+	 * thread's own state (fault.bpf.h): nothing degrades. */
 	return &k;
 }
 
@@ -100,7 +71,8 @@ void kernel_note(void)
 	size_t n = 0;
 
 	if (k->compat)
-		mw_dbg("BPF object: compat, for Linux 5.8 to 5.16 (%s)", k->compat_why);
+		mw_dbg("BPF object: compat, for Linux 5.8 to 5.16 (no %s: Linux %s)",
+		       k->compat_for->what, k->compat_for->since);
 	if (k->split_rss)
 		mw_dbg("RSS: per-task caches before 6.2, read at each event");
 	if (!k->ndegraded)

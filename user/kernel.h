@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "preflight.h"
+
 #define MW_KERNEL_MAX_DEGRADED 8
 
 struct mw_degraded {
@@ -20,7 +22,8 @@ struct mw_degraded {
 struct mw_kernel {
 	char release[65];		/* uname -r */
 	bool compat;			/* memwatch.compat.bpf.o: 5.8 to 5.16 */
-	const char *compat_why;		/* the first thing the main object needs */
+	const struct kernel_feature *compat_for; /* the first thing the main object
+						  * needs and this kernel lacks */
 	bool compat_ok;			/* ... and the compat object can read its VMAs */
 	bool split_rss;			/* before 6.2: per-task RSS caches */
 	bool attach_cookie;		/* bpf_get_attach_cookie(): --phase-at, --iter */

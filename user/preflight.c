@@ -181,19 +181,9 @@ bool btf_struct_has(const char *type, const char *member)
 
 /*
  * What memwatch cannot do without, oldest first, each probed as the kernel
- * has it: a raw tracepoint's BTF type (tp_btf/ programs came with them), a
- * map type, a helper.  MEMWATCH_DISABLE=NAME forces one off, so the tests
- * see the message a kernel without it gives.
+ * has it (kernel_feature_present()).  MEMWATCH_DISABLE=NAME forces one off,
+ * so the tests see the message a kernel without it gives.
  */
-struct kernel_feature {
-	const char *name;	/* for MEMWATCH_DISABLE */
-	const char *what;	/* for the message */
-	const char *since;
-	const char *btf_tp;
-	enum bpf_map_type map;
-	enum bpf_func_id helper;
-};
-
 static const struct kernel_feature required[] = {
 	{ "tp_btf", "BTF-typed tracepoints (tp_btf)", "5.5", "sys_enter", 0, 0 },
 	{ "ringbuf", "BPF ring buffers", "5.8", NULL, BPF_MAP_TYPE_RINGBUF, 0 },
@@ -201,12 +191,15 @@ static const struct kernel_feature required[] = {
 	 * compat object does without them (user/kernel.c). */
 };
 
-static bool has_feature(const struct kernel_feature *f)
+bool kernel_feature_present(const struct kernel_feature *f)
 {
+	if (feature_disabled(f->name))
+		return false;
 	if (f->btf_tp)
 		return btf_tracepoint_exists(f->btf_tp);
 	if (f->map)
 		return libbpf_probe_bpf_map_type(f->map, NULL) == 1;
+	/* As tracepoint programs have it: libbpf cannot probe tp_btf ones. */
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, f->helper, NULL) == 1;
 }
 
@@ -218,7 +211,7 @@ int preflight_kernel(void)
 		const struct kernel_feature *f = &required[i];
 		bool forced = feature_disabled(f->name);
 
-		if (!forced && has_feature(f))
+		if (kernel_feature_present(f))
 			continue;
 		mw_err("this kernel lacks %s (Linux %s or later): memwatch cannot trace here%s",
 		       f->what, f->since, forced ? " (forced by MEMWATCH_DISABLE)" : "");
@@ -226,10 +219,11 @@ int preflight_kernel(void)
 	}
 	k = kernel_get();
 	if (k->compat && !k->compat_ok) {
-		mw_err("this kernel lacks %s, and the compat object for kernels before that "
-		       "reads VMAs from mm->mm_rb, which this one has not (a maple tree, "
-		       "6.1+): memwatch cannot trace here%s", k->compat_why + 3,
-		       getenv("MEMWATCH_DISABLE") ? " (forced by MEMWATCH_DISABLE)" : "");
+		mw_err("this kernel lacks %s (Linux %s), and the compat object for kernels "
+		       "before that reads VMAs from mm->mm_rb, which this one has not (a "
+		       "maple tree, 6.1+): memwatch cannot trace here%s", k->compat_for->what,
+		       k->compat_for->since, feature_disabled(k->compat_for->name) ?
+		       " (forced by MEMWATCH_DISABLE)" : "");
 		return MW_EXIT_KERNEL;
 	}
 	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault"))

@@ -8,12 +8,27 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include <linux/bpf.h>
 
 int preflight_privileges(void);
 int preflight_btf(void);
 int preflight_tracefs(void);	/* mounts tracefs when it can */
 int preflight_kernel(void);	/* BPF features memwatch cannot do without */
 int preflight_pid(pid_t pid);
+
+/* A kernel feature memwatch probes for: a raw tracepoint's BTF type
+ * (tp_btf/ programs came with them), a map type, or a helper. */
+struct kernel_feature {
+	const char *name;	/* for MEMWATCH_DISABLE */
+	const char *what;	/* for messages */
+	const char *since;	/* the Linux release that brought it */
+	const char *btf_tp;
+	enum bpf_map_type map;
+	enum bpf_func_id helper;
+};
+
+/* Is f there, and not forced off by MEMWATCH_DISABLE? */
+bool kernel_feature_present(const struct kernel_feature *f);
 
 /* Does vmlinux BTF have a raw tracepoint for tp_btf/name? */
 bool btf_tracepoint_exists(const char *name);

@@ -1,5 +1,11 @@
 """What the end-to-end case modules share: units, the RSS tolerance, the
-/proc/PID/status parser, and waiting for a condition."""
+/proc/PID/status and smaps parsers, the checkpoints' times, waiting for a
+condition, and what memwatch says of the kernel it runs on."""
+import json
+import os
+import re
+import subprocess
+import tempfile
 import time
 
 KIB = 1024
@@ -42,8 +48,6 @@ def wait_for(pred, timeout, step=0.005):
 
 
 def _release():
-    import os
-    import re
     m = re.match(r"(\d+)\.(\d+)", os.uname().release)
     return (int(m.group(1)), int(m.group(2)))
 
@@ -56,15 +60,36 @@ def _release():
 SPLIT_RSS = _release() < (6, 2)
 
 
+def smaps_vmas(path):
+    """The VMAs of a copy of /proc/PID/smaps (or maps: rss 0), each as
+    {start, end, perms, path, rss} with rss in bytes."""
+    vmas = []
+    with open(path, errors="surrogateescape") as f:
+        for line in f:
+            head = line.rstrip("\n").split(None, 5)
+            if len(head) >= 5 and "-" in head[0] and len(head[1]) == 4:
+                start, end = (int(x, 16) for x in head[0].split("-"))
+                vmas.append({"start": start, "end": end, "perms": head[1], "rss": 0,
+                             "path": head[5].strip() if len(head) > 5 else ""})
+            elif vmas and head and head[0] == "Rss:":
+                vmas[-1]["rss"] = int(head[1]) * KIB
+    return vmas
+
+
 def smaps_rss(path):
     """Sum of Rss over a copy of /proc/PID/smaps, in bytes: the resident
     pages as the page tables have them."""
-    total = 0
-    with open(path, errors="surrogateescape") as f:
+    return sum(v["rss"] for v in smaps_vmas(path))
+
+
+def ckpt_times(ckdir):
+    """{checkpoint: CLOCK_MONOTONIC ns} from a checkpoint directory's index."""
+    ts = {}
+    with open(os.path.join(ckdir, "index")) as f:
         for line in f:
-            if line.startswith("Rss:"):
-                total += int(line.split()[1]) * KIB
-    return total
+            name, ns = line.split()
+            ts[name] = int(ns)
+    return ts
 
 
 def status_lag(status, smaps_path):
@@ -83,10 +108,6 @@ def degraded(mw):
     summary's "kernel" says (user/kernel.c): {name: why}."""
     global _DEGRADED
     if _DEGRADED is None:
-        import json
-        import os
-        import subprocess
-        import tempfile
         fd, path = tempfile.mkstemp(suffix=".json")
         os.close(fd)
         try:
@@ -106,7 +127,6 @@ def degraded(mw):
 def check_refused(c, mw, feature, argv, what):
     """Where @feature runs degraded, memwatch refuses @argv: exit 9 and a
     last stderr line naming what the kernel lacks; the command never runs."""
-    import subprocess
     p = subprocess.run([mw, "-q"] + argv + ["--", "/bin/true"], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=120)
     lines = p.stderr.decode(errors="replace").strip().splitlines()

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 
-from e2eutil import ATTACH_S, KIB, MIB, wait_for  # noqa: E402
+from e2eutil import ATTACH_S, KIB, MIB, ckpt_times, wait_for  # noqa: E402
 
 # What sizes.c does in each phase, by log2 bucket (its low bound).
 SIZES = {"alloc": {4096: 7, 65536: 5, 1048576: 3, 8388608: 2},
@@ -72,11 +72,7 @@ def longest_us(ckdir):
     """How long anything made in phase alloc can have lived, as the workload
     measured it: from its "alloc" checkpoint to its last (under emulation a
     sleep of 80 ms can take 140)."""
-    ts = {}
-    with open(os.path.join(ckdir, "index")) as f:
-        for line in f:
-            name, ns = line.split()
-            ts[name] = int(ns)
+    ts = ckpt_times(ckdir)
     return (max(ts.values()) - ts["alloc"]) // 1000
 
 

@@ -17,7 +17,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LIB_SRC = os.path.join(ROOT, "tests", "workloads", "libmwphase.c")
-from e2eutil import ATTACH_S, KIB, MIB, SPLIT_RSS, check_refused, degraded, rss_tol, smaps_rss, wait_for  # noqa: E402
+from e2eutil import ATTACH_S, KIB, MIB, SPLIT_RSS, check_refused, degraded, rss_tol, smaps_rss, smaps_vmas, wait_for  # noqa: E402
 
 # Phase and iteration durations against checkpoint timestamps: a marker
 # fires after its checkpoint's files are written, so allow for that; a
@@ -85,17 +85,7 @@ class Truth:
             path = os.path.join(self.dir, name + ".smaps")
             if not os.path.exists(path):
                 path = os.path.join(self.dir, name + ".maps")
-            vmas = []
-            with open(path, errors="surrogateescape") as f:
-                for line in f:
-                    head = line.rstrip("\n").split(None, 5)
-                    if len(head) >= 5 and "-" in head[0] and len(head[1]) == 4:
-                        start, end = (int(x, 16) for x in head[0].split("-"))
-                        vmas.append({"start": start, "end": end, "perms": head[1], "rss": 0,
-                                     "path": head[5].strip() if len(head) > 5 else ""})
-                    elif vmas and head and head[0] == "Rss:":
-                        vmas[-1]["rss"] = int(head[1]) * KIB
-            self._maps[name] = vmas
+            self._maps[name] = smaps_vmas(path)
         return self._maps[name]
 
     def uprobes(self, name):

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2eutil import check_refused, degraded  # noqa: E402
+from e2eutil import check_refused, degraded, smaps_vmas  # noqa: E402
 
 MIB = 1 << 20
 FOLDED_LINE = re.compile(r"^[^;\n]+(;[^;\n]+)* \d+$")
@@ -29,19 +29,6 @@ def trace(c, mw, wl, d, binary, extra, what):
 def mapping_of(summary, size):
     ms = [m for m in summary.get("mappings", []) if m["bytes"] == size and m["kind"] == "anon"]
     return ms[0] if len(ms) == 1 else {}
-
-
-def smaps_rss_of(path, start):
-    """Rss of the VMA at @start in a copy of smaps (KiB lines), in bytes."""
-    cur = None
-    with open(path) as f:
-        for line in f:
-            head = line.split()
-            if head and "-" in head[0] and len(head) >= 5:
-                cur = int(head[0].split("-")[0], 16)
-            elif head and head[0] == "Rss:" and cur == start:
-                return int(head[1]) * 1024
-    return None
 
 
 def folded(path):
@@ -104,7 +91,9 @@ def check_folded(c, s, d, by):
         # 4 MiB touched: what that made resident (THP "always" makes it
         # more where the window is not 2 MiB-aligned) is smaps' to say.
         win = mapping_of(s, 16 * MIB)
-        want = win and smaps_rss_of(os.path.join(d, "final.smaps"), int(win["start"], 16))
+        want = [v["rss"] for v in smaps_vmas(os.path.join(d, "final.smaps"))
+                if win and v["start"] == int(win["start"], 16)]
+        want = want[0] if len(want) == 1 else None
         c.eq(weight_of(stacks, "map_window"), want, "folded RSS of map_window (its smaps Rss)")
         c.eq(weight_of(stacks, "load_tables"), 3 * MIB, "folded RSS of load_tables")
 

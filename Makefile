@@ -43,11 +43,15 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	      -Ibpf -Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) \
 	      -Wall -Wno-unused-function -MMD -MP
 
-# The loader: every user/*.c except main.c also goes into the unit-test
-# library, so tests link against exactly the code memwatch runs.
-USER_SRCS := $(wildcard user/*.c)
+# The loader: user/ (main.c, the session in trace.c) and its subsystems,
+# user/capture, user/analysis, user/output and user/host.  Every file except
+# main.c and the two that need the skeleton or start processes also goes into
+# the unit-test library, so tests link against exactly the code memwatch runs.
+USER_DIRS := user user/capture user/analysis user/output user/host
+USER_SRCS := $(foreach d,$(USER_DIRS),$(wildcard $(d)/*.c))
 USER_OBJS := $(USER_SRCS:user/%.c=$(BUILD)/user/%.o)
-LIB_OBJS  := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/capture.o $(BUILD)/user/launch.o,$(USER_OBJS))
+LIB_OBJS  := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/capture/capture.o \
+		$(BUILD)/user/capture/launch.o,$(USER_OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
@@ -79,9 +83,10 @@ $(BUILD)/memwatch_compat.skel.h: $(BUILD)/memwatch.compat.bpf.o $(BUILD)/memwatc
 	mv $@.tmp $@
 
 # capture.c is the only user file that includes the skeletons.
-$(BUILD)/user/capture.o: $(BUILD)/memwatch.skel.h $(BUILD)/memwatch_compat.skel.h
+$(BUILD)/user/capture/capture.o: $(BUILD)/memwatch.skel.h $(BUILD)/memwatch_compat.skel.h
 
-$(BUILD)/user/%.o: user/%.c | $(BUILD)/user
+$(BUILD)/user/%.o: user/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 memwatch: $(USER_OBJS)
@@ -168,10 +173,10 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H).tmp
 	mv $(VMLINUX_H).tmp $(VMLINUX_H)
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests/unit $(BUILD)/workloads $(BUILD)/bench:
+$(BUILD) $(BUILD)/tests/unit $(BUILD)/workloads $(BUILD)/bench:
 	mkdir -p $@
 
 clean:
 	rm -rf $(BUILD) memwatch
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/user/*.d $(BUILD)/tests/unit/*.d $(BUILD)/workloads/*.d)
+-include $(wildcard $(BUILD)/*.d $(USER_OBJS:.o=.d) $(BUILD)/tests/unit/*.d $(BUILD)/workloads/*.d)

@@ -17,15 +17,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "account.h"
-#include "capture.h"
-#include "control.h"
-#include "hists.h"
-#include "host.h"
-#include "launch.h"
-#include "recording.h"
-#include "kernel.h"
-#include "report.h"
+#include "analysis/account.h"
+#include "capture/capture.h"
+#include "capture/control.h"
+#include "analysis/hists.h"
+#include "host/host.h"
+#include "capture/launch.h"
+#include "capture/recording.h"
+#include "capture/kernel.h"
+#include "output/report.h"
 #include "trace.h"
 #include "util.h"
 

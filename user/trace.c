@@ -19,17 +19,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "capture.h"
-#include "control.h"
-#include "launch.h"
-#include "preflight.h"
-#include "privs.h"
-#include "procfs.h"
-#include "recording.h"
-#include "seed.h"
-#include "signals.h"
-#include "symbolize.h"
-#include "kernel.h"
+#include "capture/capture.h"
+#include "capture/control.h"
+#include "capture/launch.h"
+#include "capture/preflight.h"
+#include "capture/privs.h"
+#include "capture/procfs.h"
+#include "capture/recording.h"
+#include "capture/seed.h"
+#include "capture/signals.h"
+#include "analysis/symbolize.h"
+#include "capture/kernel.h"
 #include "trace.h"
 #include "util.h"
 

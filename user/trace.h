@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "account.h"
+#include "analysis/account.h"
 
 struct mw_recorder;
 struct mw_marker_spec;

@@ -105,7 +105,7 @@ _DEGRADED = None
 
 def degraded(mw):
     """The features memwatch runs degraded on this kernel, as its JSON
-    summary's "kernel" says (user/kernel.c): {name: why}."""
+    summary's "kernel" says (user/capture/kernel.c): {name: why}."""
     global _DEGRADED
     if _DEGRADED is None:
         fd, path = tempfile.mkstemp(suffix=".json")

@@ -20,7 +20,7 @@ from e2eutil import wait_for  # noqa: E402
 
 STEPS = ("load_model", "alloc_io", "release")
 PAUSE = 0.35		# seconds the workload waits at each boundary
-VM_RGB = (0xc0, 0x39, 0x2b)	# user/report_svg.c C_VM
+VM_RGB = (0xc0, 0x39, 0x2b)	# user/output/report_svg.c C_VM
 ANON_RGB = (0x4e, 0x79, 0xa7)	# C_ANON, drawn at 0.85 opacity on the bands
 
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * fuzz_mountinfo.c — mw_shmem_devs_from_mountinfo() (user/classify.c) on
+ * fuzz_mountinfo.c — mw_shmem_devs_from_mountinfo() (user/analysis/classify.c) on
  * arbitrary text.  It never fails; it may find no tmpfs device, and then
  * the list may be NULL.  Every device it reports comes from a line that
  * says "tmpfs", so there can be no more of them than lines.
  */
-#include "classify.h"
+#include "analysis/classify.h"
 #include "fuzz.h"
 
 static volatile uint64_t sink;

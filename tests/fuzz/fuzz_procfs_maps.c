@@ -11,7 +11,7 @@
  */
 #include <stdbool.h>
 
-#include "procfs.h"
+#include "capture/procfs.h"
 #include "fuzz.h"
 
 static void check_vma(const struct pm_vma *v)

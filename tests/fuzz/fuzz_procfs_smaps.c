@@ -8,7 +8,7 @@
  */
 #include <stdbool.h>
 
-#include "procfs.h"
+#include "capture/procfs.h"
 #include "fuzz.h"
 
 /* Same rule as procfs.c: a header starts "hexdigits-". */

@@ -5,7 +5,7 @@
  * Contract: on error the output is all zero; brk is never set by the parser
  * (procfs_read_stat takes it from maps).
  */
-#include "procfs.h"
+#include "capture/procfs.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

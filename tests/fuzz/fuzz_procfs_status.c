@@ -6,7 +6,7 @@
  * NUL-terminated inside its array, the kB fields are whole KiB in bytes,
  * and pids and the thread count are not negative.
  */
-#include "procfs.h"
+#include "capture/procfs.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

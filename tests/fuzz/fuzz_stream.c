@@ -11,7 +11,7 @@
  * record's data is copied to a heap buffer of exactly its length, so any
  * read past mw_srec.len is an ASan report.  MW_S_ORACLE records are queued
  * as pagemap answers for the next record, the way 'memwatch report' replays
- * them (user/recording.c), so the model's measured splits run too.
+ * them (user/capture/recording.c), so the model's measured splits run too.
  *
  * After the stream: every total, every mapping's display strings, and the
  * text and JSON reports (to /dev/null).  With MW_FUZZ_STRICT=1 in the
@@ -20,10 +20,10 @@
  */
 #include <stdbool.h>
 
-#include "account.h"
-#include "classify.h"
-#include "model.h"
-#include "report.h"
+#include "analysis/account.h"
+#include "analysis/classify.h"
+#include "analysis/model.h"
+#include "output/report.h"
 #include "fuzz.h"
 
 #define DEAD_LIMIT	8	/* small, so folding runs too */

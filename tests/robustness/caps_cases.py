@@ -1,5 +1,5 @@
 """Least privilege.  Once attached, memwatch keeps only the capabilities the
-rest of the run needs (user/privs.c): CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH
+rest of the run needs (user/capture/privs.c): CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH
 and CAP_KILL, plus
 CAP_BPF on kernels before 6.5 with unprivileged BPF disabled.  Checked in
 /proc/<memwatch>/status while it traces: effective, permitted and bounding

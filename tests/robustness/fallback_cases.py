@@ -1,6 +1,6 @@
 """Kernel features forced off with MEMWATCH_DISABLE, as an older or
 differently built kernel would lack them.  What memwatch cannot do without
-(user/preflight.c): exactly one line on stderr naming the feature and the
+(user/capture/preflight.c): exactly one line on stderr naming the feature and the
 Linux version that brought it, the documented exit code, and the command
 never started.  Where a fallback exists it is taken and the output stays
 right: rss_raw (the classic kmem:rss_stat tracepoint) and page_fault (RSS
@@ -42,7 +42,7 @@ def required(c, mw, tmp):
 
 
 # What the main BPF object needs and the compat one does without
-# (user/kernel.c): forced off, memwatch takes the compat object, which reads
+# (user/capture/kernel.c): forced off, memwatch takes the compat object, which reads
 # VMAs from mm->mm_rb; where the kernel keeps them in a maple tree (6.1+)
 # instead it says so in one line, exit 9.
 COMPAT_SWITCH = [

@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "account.h"
-#include "model.h"
+#include "analysis/account.h"
+#include "analysis/model.h"
 
 #define REC_PID	4242
 #define SB	0x555555560000ull	/* start_brk */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_account.c — unit tests for user/account.c: synthetic capture streams
+ * test_account.c — unit tests for user/analysis/account.c: synthetic capture streams
  * (seeds, BPF records, kernel state) fed to account_feed(), with the mapping
  * table and the totals checked to the byte.
  *
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "account.h"
-#include "classify.h"
-#include "model.h"
+#include "analysis/account.h"
+#include "analysis/classify.h"
+#include "analysis/model.h"
 #include "records.h"
 #include "unit.h"
 

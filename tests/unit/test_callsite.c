@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "account.h"
-#include "callsite.h"
-#include "idmap.h"
+#include "analysis/account.h"
+#include "analysis/callsite.h"
+#include "analysis/idmap.h"
 #include "unit.h"
 #include "records.h"
 

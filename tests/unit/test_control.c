@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "control.h"
+#include "capture/control.h"
 #include "unit.h"
 
 /* Parse from a heap copy of exactly strlen + 1 bytes, so that under ASan a

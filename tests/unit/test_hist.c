@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_hist.c — unit tests for user/hist.c: log2 slots, their bounds, the
+ * test_hist.c — unit tests for user/analysis/hist.c: log2 slots, their bounds, the
  * range in use, and the bcc-style printout compared line by line.
  */
 #ifndef _GNU_SOURCE
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hist.h"
+#include "analysis/hist.h"
 #include "unit.h"
 
 /* The one slot a single value lands in. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_hists.c — unit tests for user/hists.c and user/report_hist.c: the
+ * test_hists.c — unit tests for user/analysis/hists.c and user/output/report_hist.c: the
  * bucket each mmap length, lifetime and touched percentage lands in, the
  * split by phase (sizes by the calling phase, lifetimes by the unmapping
  * phase, touched by the creating phase) driven through account_feed()
@@ -16,11 +16,11 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "account.h"
-#include "hists.h"
+#include "analysis/account.h"
+#include "analysis/hists.h"
 #include "records.h"
-#include "report.h"
-#include "report_hist.h"
+#include "output/report.h"
+#include "output/report_hist.h"
 #include "unit.h"
 #include "util.h"
 

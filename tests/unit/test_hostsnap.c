@@ -2,7 +2,7 @@
 /* test_hostsnap.c — host-wide snapshots: identity, growth, steps, cgroups. */
 #include <stdlib.h>
 
-#include "hostsnap.h"
+#include "host/hostsnap.h"
 #include "unit.h"
 
 #define MIB	(1ll << 20)

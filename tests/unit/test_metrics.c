@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_metrics.c — unit tests for user/metrics.c and user/metrics_http.c:
+ * test_metrics.c — unit tests for user/host/metrics.c and user/host/metrics_http.c:
  * a hand-built host view rendered as OpenMetrics and as text 0.0.4, checked
  * line by line against the format's grammar (families whole and never
  * repeated, sample names that fit their family's type, UNIT a suffix, label
@@ -26,7 +26,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "metrics.h"
+#include "host/metrics.h"
 #include "unit.h"
 #include "util.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_model.c — unit tests for the mapping table (user/model.c) and the
- * classification of mappings (user/classify.c).
+ * test_model.c — unit tests for the mapping table (user/analysis/model.c) and the
+ * classification of mappings (user/analysis/classify.c).
  *
  * Pure code: mappings are built with model_set_vma() and their statistics
  * poked in directly; splits are checked to the byte, both the proportional
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
-#include "model.h"
+#include "analysis/classify.h"
+#include "analysis/model.h"
 #include "unit.h"
 
 #define P	4096ull		/* one page */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_phase.c — unit tests for user/phase.c: settle detection on
+ * test_phase.c — unit tests for user/analysis/phase.c: settle detection on
  * per-iteration growth, phases and iterations driven directly and through
  * account_feed() with synthetic marker, op and delta records, per-phase top
  * growth, release accounting, and naming the mappings that keep growing.
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "account.h"
-#include "model.h"
-#include "phase.h"
+#include "analysis/account.h"
+#include "analysis/model.h"
+#include "analysis/phase.h"
 #include "records.h"
 #include "unit.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_procfs.c — unit tests for user/procfs.c.
+ * test_procfs.c — unit tests for user/capture/procfs.c.
  *
  * Two halves: the parsers on literal texts copied from a 6.x kernel (plus
  * every malformed shape we could think of, and a small mutation fuzzer),
@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "capture/procfs.h"
 #include "unit.h"
 
 /* ---- helpers ------------------------------------------------------------ */

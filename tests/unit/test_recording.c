@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_recording.c — unit tests for user/recording.c: a recording written
+ * test_recording.c — unit tests for user/capture/recording.c: a recording written
  * with recorder_open/write/close and read back with replay_file, byte for
  * byte; every truncation point; bad magic, version, kind and length; and
  * replay_into() handing recorded pagemap answers back to the model.
@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "account.h"
-#include "model.h"
-#include "recording.h"
+#include "analysis/account.h"
+#include "analysis/model.h"
+#include "capture/recording.h"
 #include "records.h"
 #include "unit.h"
 

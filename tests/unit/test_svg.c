@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_svg.c — unit tests for user/report_svg.c: the timeline of an account
+ * test_svg.c — unit tests for user/output/report_svg.c: the timeline of an account
  * built by driving its phases directly (as tests/unit/test_phase.c does),
  * written to a memory stream and checked as text: one balanced <svg>, every
  * phase named, the peaks labelled, hostile names escaped into valid UTF-8
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "account.h"
-#include "phase.h"
-#include "report.h"
+#include "analysis/account.h"
+#include "analysis/phase.h"
+#include "output/report.h"
 #include "unit.h"
 #include "util.h"
 

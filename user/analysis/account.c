@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * account.c — analysis of one traced process.
+ *
+ * Ring-buffer records arrive in the order the kernel emitted them; each
+ * structural record (mw_op_rec) is preceded by the RSS attributed to mappings
+ * since the previous one (mw_deltas_rec), so deltas always apply to the table
+ * as it stood before the change.  The table follows the kernel's VMAs; the
+ * process totals come from the kernel's exact counters (struct mw_proc).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/account.h"
+#include "analysis/classify.h"
+#include "capture/procfs.h"
+#include "util.h"
+
+/* uapi values, stable across architectures that memwatch supports */
+#define MAP_FIXED_FLAG		0x10
+#define MREMAP_FIXED_FLAG	2
+
+
+/* A mapping left the table: its lifetime counts in the phase now running. */
+static void on_bury(void *ctx, const struct mw_mapping *mp)
+{
+	struct mw_account *a = ctx;
+
+	hists_buried(&a->hists, a->model.phase, mp);
+}
+
+void account_init(struct mw_account *a, pid_t pid, size_t dead_limit)
+{
+	memset(a, 0, sizeof(*a));
+	a->pid = pid;
+	a->wait_status = -1;
+	model_init(&a->model, dead_limit);
+	a->model.on_bury = on_bury;
+	a->model.on_bury_ctx = a;
+	phases_init(&a->phases);
+	hists_init(&a->hists);
+	callsites_init(&a->sites);
+}
+
+void account_free(struct mw_account *a)
+{
+	hists_free(&a->hists);
+	callsites_free(&a->sites);
+	phases_free(&a->phases);
+	free(a->marknames);
+	model_free(&a->model);
+}
+
+/* ---- totals ------------------------------------------------------------ */
+
+uint64_t account_vm(const struct mw_account *a)
+{
+	return a->kstate.total_vm << MW_PAGE_SHIFT;
+}
+
+uint64_t account_vm_peak(const struct mw_account *a)
+{
+	return MW_MAX(a->kstate.vm_peak, a->kstate.total_vm) << MW_PAGE_SHIFT;
+}
+
+int64_t account_rss(const struct mw_account *a, int member)
+{
+	return member >= 0 && member < MW_NR_MEMBERS ? a->kstate.rss[member] : 0;
+}
+
+int64_t account_rss_total(const struct mw_account *a)
+{
+	return a->kstate.rss[MW_FILE] + a->kstate.rss[MW_ANON] + a->kstate.rss[MW_SHMEM];
+}
+
+uint64_t account_rss_peak(const struct mw_account *a)
+{
+	return MW_MAX(a->kstate.rss_peak, (uint64_t)MW_MAX(account_rss_total(a), 0));
+}
+
+int64_t account_unattributed(const struct mw_account *a)
+{
+	int64_t placed = 0;
+
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		if (m != MW_SWAP)
+			placed += model_rss(&a->model, m);
+	return account_rss_total(a) - placed;
+}
+
+/* ---- attribution ------------------------------------------------------- */
+
+static struct mw_mapping *mapping_at(struct mw_account *a, uint64_t addr)
+{
+	long i = model_find(&a->model, addr);
+
+	return i < 0 ? NULL : a->model.live[i];
+}
+
+static void apply_slot(struct mw_account *a, const struct mw_slot *s)
+{
+	struct mw_mapping *mp = mapping_at(a, s->vm_start);
+	int64_t before;
+
+	if (mw_verbose >= 3)
+		mw_dbg("  slot %llx anon %lld file %lld faults %llu -> %llx", (unsigned long long)s->vm_start,
+		       (long long)s->rss[MW_ANON], (long long)s->rss[MW_FILE],
+		       (unsigned long long)s->faults, mp ? (unsigned long long)mp->start : 0ull);
+
+	if (!mp) {
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			a->lost_attr[m] += s->rss[m];
+		a->lost_attr_faults += s->faults;
+		return;
+	}
+	before = mapping_rss_total(mp);
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		mp->rss[m] += s->rss[m];
+	mp->faults += s->faults;
+	/* Threads changing the counters at once can misplace a few pages
+	 * between mappings (fault.bpf.h): check this one when quiet. */
+	if (a->kstate.reorders || a->concurrent)
+		mp->recheck = true;
+	mp->rss_peak = MW_MAX(mp->rss_peak, before + s->peak);
+	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));	/* The most the slot held since its last harvest: faulted in. */
+	if (s->peak > 0)
+		callsites_rss(&a->sites, &a->model, mp, (uint64_t)s->peak);
+}
+
+static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
+			 uint32_t len)
+{
+	uint32_t max = (len - offsetof(struct mw_deltas_rec, slots)) / sizeof(struct mw_slot);
+
+	max = MW_MIN(max, (uint32_t)MW_SLOTS);	/* a damaged record may be longer */
+	for (uint32_t i = 0; i < d->nr && i < max; i++)
+		apply_slot(a, &d->slots[i]);
+}
+
+/* Spread RSS that a syscall changed over the mappings now in [lo, hi),
+ * in proportion to how much of each the range covers. */
+static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
+		       const __s64 delta[MW_NR_MEMBERS])
+{
+	struct mw_model *m = &a->model;
+	size_t i = model_lower_bound(m, lo), j;
+	uint64_t covered = 0;
+
+	if (!delta[0] && !delta[1] && !delta[2] && !delta[3])
+		return;
+	for (j = i; j < m->nlive && m->live[j]->start < hi; j++)
+		covered += MW_MIN(m->live[j]->end, hi) - MW_MAX(m->live[j]->start, lo);
+	if (!covered) {
+		for (int k = 0; k < MW_NR_MEMBERS; k++)
+			a->lost_attr[k] += delta[k];
+		return;
+	}
+	for (j = i; j < m->nlive && m->live[j]->start < hi; j++) {
+		struct mw_mapping *mp = m->live[j];
+		uint64_t part = MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
+
+		for (int k = 0; k < MW_NR_MEMBERS; k++)
+			mapping_add_rss(mp, k, mw_scale(delta[k], part, covered));
+		/* Divided by size over several mappings (MADV_DONTNEED across
+		 * a split), or more than it held: a guess; measure when quiet. */
+		if (part != covered || mp->rss[MW_ANON] < 0 || mp->rss[MW_FILE] < 0 ||
+		    mp->rss[MW_SHMEM] < 0)
+			mp->recheck = true;
+	}
+}
+
+/*
+ * Pieces leaving the table took exactly -removed[] of RSS with them (the
+ * kernel's counters moved by that much inside the syscall).  Where the table
+ * had it divided differently, the pieces get the exact figure and the parts
+ * a guessed split left behind absorb the difference.
+ */
+static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS])
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < p->n; i++)
+		bytes += p->v[i]->end - p->v[i]->start;
+	if (!bytes)
+		return;
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		int64_t had = 0, diff, given = 0;
+		struct mw_mapping *kept = NULL;
+
+		if (m == MW_SWAP)
+			continue;
+		for (size_t i = 0; i < p->n; i++)
+			had += p->v[i]->rss[m];
+		diff = -delta[m] - had;
+		if (!diff)
+			continue;
+		for (size_t i = 0; i < p->n; i++) {
+			struct mw_mapping *mp = p->v[i];
+			/* The last piece takes what rounding left over, so
+			 * that the pieces carry exactly -delta[m]. */
+			int64_t share = i + 1 < p->n ?
+				mw_scale(diff, mp->end - mp->start, bytes) :
+				diff - given;
+
+			given += share;
+			mp->rss[m] += share;
+			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+		}
+		if (p->kept_left && p->kept_left->rss_estimated)
+			kept = p->kept_left;
+		else if (p->kept_right && p->kept_right->rss_estimated)
+			kept = p->kept_right;
+		if (kept) {
+			kept->rss[m] = MW_MAX(kept->rss[m] - diff, 0);
+			kept->rss_peak = MW_MAX(kept->rss_peak, mapping_rss_total(kept));
+		}
+	}
+}
+
+/*
+ * After settle_removed(): a piece kept on one side of a settling split
+ * (model.c) is exact.  Kept on both sides, only their sum is: how it divides
+ * between them is a guess, measured again when quiet, as any split.
+ */
+static void settled(struct mw_pieces *p)
+{
+	struct mw_mapping *kept[] = { p->kept_left, p->kept_right };
+	bool guessed = p->kept_left && p->kept_right &&
+		       (p->kept_left->settling || p->kept_right->settling);
+
+	for (size_t i = 0; i < 2; i++) {
+		if (!kept[i] || !kept[i]->settling)
+			continue;
+		kept[i]->settling = false;
+		kept[i]->rss_estimated = guessed;
+		kept[i]->recheck |= guessed && mapping_rss_total(kept[i]) != 0;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i]->settling) {
+			/* A lone removed piece carries exactly what was freed. */
+			p->v[i]->rss_estimated = p->n > 1;
+			p->v[i]->settling = false;
+		}
+}
+
+/* Carve [lo, hi) out of the table for a removal; delta: the RSS it freed,
+ * as the kernel counted it during the call, if known. */
+static void carve_removed(struct mw_account *a, uint64_t lo, uint64_t hi,
+			  const __s64 *delta, struct mw_pieces *p)
+{
+	a->model.split_settles = delta != NULL;
+	model_carve(&a->model, lo, hi, p);
+	a->model.split_settles = false;
+}
+
+static void remove_range(struct mw_account *a, uint64_t lo, uint64_t hi,
+			 const __s64 delta[MW_NR_MEMBERS])
+{
+	struct mw_pieces p = { 0 };
+
+	carve_removed(a, lo, hi, delta, &p);
+	if (delta) {
+		settle_removed(&p, delta);
+		settled(&p);
+	}
+	model_bury_all(&a->model, &p);
+}
+
+/*
+ * mmap over mapped memory (MAP_FIXED) zaps what it replaces and may then
+ * populate the new mapping (MAP_POPULATE, MAP_LOCKED); rss_delta is the sum.
+ * A net loss is what the replaced pieces held (settled on them, not charged
+ * to the new mapping); a net gain leaves them what the table gave them, and
+ * the new mapping gets the gain plus that.
+ */
+static void replace_range(struct mw_account *a, uint64_t lo, uint64_t hi,
+			  const __s64 delta[MW_NR_MEMBERS], __s64 gained[MW_NR_MEMBERS])
+{
+	struct mw_pieces p = { 0 };
+	__s64 lost[MW_NR_MEMBERS];
+
+	model_carve(&a->model, lo, hi, &p);
+	for (int k = 0; k < MW_NR_MEMBERS; k++) {
+		int64_t had = 0;
+
+		for (size_t i = 0; i < p.n; i++)
+			had += p.v[i]->rss[k];
+		lost[k] = delta[k] <= 0 ? delta[k] : -had;
+		gained[k] = delta[k] > 0 ? delta[k] + had : 0;
+	}
+	settle_removed(&p, lost);
+	model_bury_all(&a->model, &p);
+}
+
+/* ---- structural records ------------------------------------------------ */
+
+/*
+ * munmap: the range is gone, except what the kernel showed mapped in it when
+ * the call returned (vmas[]).  That was mapped by another thread after this
+ * unmap, and its record may already have been applied, taking over what the
+ * table still held here: keep it, but take back the RSS this unmap freed that
+ * no removed piece accounts for.
+ */
+static void remove_unmapped(struct mw_account *a, const struct mw_op_rec *r)
+{
+	struct mw_pieces p = { 0 }, gone = { 0 };
+	uint32_t n = MW_MIN(r->nr_vmas, (uint32_t)MW_MAX_VMAS);
+	struct mw_mapping *remapped = NULL;
+	__s64 left[MW_NR_MEMBERS];
+
+	carve_removed(a, r->start, r->end, r->rss_delta, &p);
+	gone.kept_left = p.kept_left;
+	gone.kept_right = p.kept_right;
+	for (size_t i = 0; i < p.n; i++) {
+		struct mw_mapping *mp = p.v[i];
+		bool inside = false;
+
+		for (uint32_t k = 0; k < n; k++)
+			inside |= mp->start >= r->vmas[k].start && mp->end <= r->vmas[k].end;
+		if (inside) {
+			mp->settling = false;	/* not settled here: an estimate */
+			model_place(&a->model, mp);
+			remapped = mp;
+			continue;
+		}
+		if (gone.n == gone.cap) {
+			gone.cap = gone.cap ? gone.cap * 2 : 8;
+			gone.v = mw_xrealloc(gone.v, gone.cap, sizeof(*gone.v));
+		}
+		gone.v[gone.n++] = mp;
+	}
+	free(p.v);
+	memcpy(left, r->rss_delta, sizeof(left));
+	if (remapped) {
+		for (int m = 0; m < MW_NR_MEMBERS; m++) {
+			int64_t had = 0;
+
+			for (size_t i = 0; i < gone.n; i++)
+				had += gone.v[i]->rss[m];
+			if (m != MW_SWAP && -left[m] > had) {
+				mapping_add_rss(remapped, m, -(-left[m] - had));
+				left[m] = -had;
+			}
+		}
+	}
+	settle_removed(&gone, left);
+	settled(&gone);
+	model_bury_all(&a->model, &gone);
+}
+
+static void vma_state_from_bpf(const struct mw_op_rec *r, uint32_t i,
+			       struct mw_vma_state *v)
+{
+	const struct mw_vma *k = &r->vmas[i];
+
+	memset(v, 0, sizeof(*v));
+	v->start = k->start;
+	v->end = k->end;
+	v->flags = k->flags;
+	v->pgoff = k->pgoff << MW_PAGE_SHIFT;
+	v->ino = k->ino;
+	/* Kernel dev_t: 12 bits major, 20 bits minor. */
+	v->dev_major = k->dev >> 20;
+	v->dev_minor = k->dev & 0xfffff;
+	v->has_file = k->vflags & MW_VMA_FILE;
+	v->deleted = k->vflags & MW_VMA_DELETED;
+	/* A damaged record's path may not end inside its slot. */
+	if (v->has_file && i < r->nr_paths && memchr(r->paths[i], '\0', MW_PATH_LEN))
+		v->path = r->paths[i];
+	/* Files that name themselves on the kernel's internal shm mount
+	 * ("/dev/zero" of MAP_SHARED|MAP_ANONYMOUS, "/memfd:x", "/SYSV...")
+	 * were never linked anywhere: /proc shows them "(deleted)", and they
+	 * are shmem.  Known here, no /proc re-read is needed to say so (one
+	 * taken while the process runs ahead can drop a mapping it still
+	 * reports RSS for). */
+	if ((k->vflags & MW_VMA_PSEUDO) && v->path && v->path[0] == '/')
+		v->deleted = true;
+}
+
+static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
+			      uint32_t len)
+{
+	uint32_t n = MW_MIN(r->nr_vmas, (uint32_t)MW_MAX_VMAS);
+	uint32_t have_paths = len <= offsetof(struct mw_op_rec, paths) ? 0 :
+		(len - offsetof(struct mw_op_rec, paths)) / MW_PATH_LEN;
+	struct mw_op_rec tmp;
+	const struct mw_op_rec *use = r;
+
+	if (have_paths < r->nr_paths) {	/* defensive: short record */
+		memcpy(&tmp, r, MW_MIN((size_t)len, sizeof(tmp)));
+		tmp.nr_paths = have_paths;
+		use = &tmp;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct mw_vma_state v;
+		struct mw_mapping *mp;
+
+		vma_state_from_bpf(use, i, &v);
+		mp = model_set_vma(&a->model, &v);
+		/* /proc has the full name; pseudo files of shmem ("/dev/zero",
+		 * "/memfd:x", "/SYSV...") are named right already. */
+		if (mp && v.has_file && ((use->vmas[i].vflags & MW_VMA_PATH_TRUNC) ||
+					 ((use->vmas[i].vflags & MW_VMA_PSEUDO) &&
+					  mp->kind != MW_K_SHMEM)))
+			a->need_resync = true;
+	}
+	if (r->opflags & (MW_OPF_WALK_SHORT | MW_OPF_FIND_BUSY))
+		a->need_resync = true;
+}
+
+
+static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
+			 uint32_t len)
+{
+	uint64_t old = r->start2, old_end = r->end2, new = r->start, new_end = r->end;
+	uint64_t keep = MW_MIN(old_end - old, new_end - new);
+	struct mw_pieces moved = { 0 };
+
+	/* No kernel range wraps (a damaged record): moving by one would
+	 * wrap mappings around the address space. */
+	if (old_end < old || new_end < new) {
+		a->need_resync = true;
+		return;
+	}
+
+	/* The pages move with the mapping, also under MREMAP_DONTUNMAP: the
+	 * old range stays mapped but empty, and comes back from vmas[]. */
+	if (old_end > old) {
+		/* The shrunk-off tail is gone, with the RSS the call freed. */
+		if (old + keep < old_end)
+			remove_range(a, old + keep, old_end, r->rss_delta);
+		model_carve(&a->model, old, old + keep, &moved);
+	}
+	if (new != old && (r->args[3] & MREMAP_FIXED_FLAG))
+		remove_range(a, new, new_end, NULL);	/* what the target held */
+	for (size_t i = 0; i < moved.n; i++) {
+		struct mw_mapping *mp = moved.v[i];
+
+		mp->start += new - old;
+		mp->end += new - old;
+		model_place(&a->model, mp);
+	}
+	free(moved.v);
+	set_reported_vmas(a, r, len);
+}
+
+static void apply_vmgrow(struct mw_account *a, const struct mw_op_rec *r)
+{
+	struct mw_model *m = &a->model;
+	size_t i = model_lower_bound(m, r->start);
+
+	/* The stack VMA just above the faulting address grew down to it. */
+	if (i < m->nlive && m->live[i]->start > r->start &&
+	    (m->live[i]->flags & MW_VM_GROWSDOWN || m->live[i]->kind == MW_K_STACK) &&
+	    (i == 0 || m->live[i - 1]->end <= r->start)) {
+		m->live[i]->start = r->start;
+		return;
+	}
+	a->need_resync = true;
+}
+
+static void debug_op(const struct mw_op_rec *r)
+{
+	if (mw_verbose < 3)
+		return;
+	mw_dbg("op %u seq %u tid %u [%llx,%llx) [%llx,%llx) ret %llx args %llx %llx %llx vmas %u rss %lld/%lld tvm %llu",
+	       r->op, r->hdr.seq, r->hdr.tid, (unsigned long long)r->start, (unsigned long long)r->end,
+	       (unsigned long long)r->start2, (unsigned long long)r->end2,
+	       (unsigned long long)r->ret, (unsigned long long)r->args[0],
+	       (unsigned long long)r->args[1], (unsigned long long)r->args[3], r->nr_vmas,
+	       (long long)r->rss_delta[MW_ANON], (long long)r->rss_delta[MW_FILE],
+	       (unsigned long long)r->total_vm);
+	for (uint32_t i = 0; i < r->nr_vmas && i < MW_MAX_VMAS; i++)
+		mw_dbg("   vma [%llx,%llx) flags %llx", (unsigned long long)r->vmas[i].start,
+		       (unsigned long long)r->vmas[i].end, (unsigned long long)r->vmas[i].flags);
+}
+
+static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t len)
+{
+	struct mw_model *m = &a->model;
+	struct mw_mapping *mp;
+	struct mw_op_rec cut;
+	size_t vmas_in;
+	__s64 gained[MW_NR_MEMBERS];
+
+	if (len < offsetof(struct mw_op_rec, vmas))
+		return;
+	/* A record cut short of the VMAs it claims (a damaged recording):
+	 * use a copy that claims only those it carries. */
+	vmas_in = (len - offsetof(struct mw_op_rec, vmas)) / sizeof(struct mw_vma);
+	if (MW_MIN(r->nr_vmas, (uint32_t)MW_MAX_VMAS) > vmas_in) {
+		memset(&cut, 0, sizeof(cut));
+		memcpy(&cut, r, len);
+		cut.nr_vmas = (uint32_t)vmas_in;
+		r = &cut;
+	}
+	debug_op(r);
+	if (r->start_brk) {
+		m->start_brk = r->start_brk;
+		m->brk = r->brk;
+		m->start_stack = r->start_stack;
+	}
+	switch (r->op) {
+	case MW_OP_MMAP:
+		/* Only MAP_FIXED replaces what was there.  Anything else the
+		 * table holds in the range is this very mapping seen first by
+		 * a /proc re-read, or one whose munmap record (another
+		 * thread's) comes later: set_vma keeps its statistics, and
+		 * remove_unmapped() takes them back off. */
+		if (r->args[3] & MAP_FIXED_FLAG)
+			replace_range(a, r->start, r->end, r->rss_delta, gained);
+		else
+			memcpy(gained, r->rss_delta, sizeof(gained));
+		set_reported_vmas(a, r, len);
+		mp = mapping_at(a, r->start);
+		if (mp)
+			mp->requested += r->args[1];
+		/* Only successful calls come as records: count what was asked. */
+		hists_mmap(&a->hists, a->model.phase, r->args[1]);
+		spread_rss(a, r->start, r->end, gained);	/* MAP_POPULATE */
+		break;
+	case MW_OP_MUNMAP:
+		remove_unmapped(a, r);
+		break;
+	case MW_OP_SHMDT:
+		remove_range(a, r->start, r->end, r->rss_delta);
+		break;
+	case MW_OP_MREMAP:
+		apply_mremap(a, r, len);
+		break;
+	case MW_OP_BRK:
+		if (r->brk > r->args[1]) {
+			set_reported_vmas(a, r, len);
+			mp = mapping_at(a, r->start ? r->start : r->start_brk);
+			if (mp && r->end > r->start)
+				mp->requested += r->end - r->start;
+			spread_rss(a, r->start, r->end, r->rss_delta);
+		} else {
+			remove_range(a, r->start, r->end, r->rss_delta);
+		}
+		break;
+	case MW_OP_VMGROW:
+		apply_vmgrow(a, r);
+		break;
+	case MW_OP_PRCTL_VMA:
+		a->need_resync = true;	/* anon names come from /proc */
+		/* fallthrough */
+	default:	/* mprotect, madvise, mlock, mseal, shmat */
+		set_reported_vmas(a, r, len);
+		spread_rss(a, r->start, r->end, r->rss_delta);
+		break;
+	}
+	/* Heap and stack move with brk; re-derive names near them.  A file
+	 * mapping's kind does not depend on them (and costs string compares). */
+	if (r->op == MW_OP_BRK || r->op == MW_OP_VMGROW)
+		for (size_t i = 0; i < m->nlive; i++)
+			if (!m->live[i]->has_file)
+				model_classify(m, m->live[i]);
+	if (model_vm_bytes(m) != (r->total_vm << MW_PAGE_SHIFT)) {
+		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
+		       (unsigned long long)model_vm_bytes(m),
+		       (unsigned long long)(r->total_vm << MW_PAGE_SHIFT));
+		a->vm_mismatches++;
+		a->need_resync = true;
+	}
+}
+
+static const char *mark_name(const struct mw_account *a, const struct mw_mark_rec *mk)
+{
+	if (mk->name[0] || !mk->id)
+		return mk->name;
+	for (size_t i = 0; i < a->nmarknames; i++)
+		if (a->marknames[i].id == mk->id)
+			return a->marknames[i].name;
+	return "";
+}
+
+static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
+{
+	struct mw_point at = {
+		.ts = mk->hdr.ts,
+		.vm = mk->total_vm << MW_PAGE_SHIFT,
+		.faults = mk->faults,
+		.mapped = mk->mapped_bytes,
+		.unmapped = mk->unmapped_bytes,
+	};
+	char name[MW_MARK_NAME_LEN];
+
+	memcpy(at.rss, mk->rss, sizeof(at.rss));
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, mark_name(a, mk));
+	phases_mark(&a->phases, &a->model, mk->kind, name, &at,
+		    mk->phase_vm_peak << MW_PAGE_SHIFT, mk->phase_rss_peak);
+}
+
+/* The end of the trace as a point, from the final kernel aggregate. */
+static void finish_phases(struct mw_account *a)
+{
+	const struct mw_proc *k = &a->kstate;
+	struct mw_point at = {
+		.ts = a->end_ns,
+		.vm = k->total_vm << MW_PAGE_SHIFT,
+		.faults = k->faults + k->kfaults,
+		.mapped = k->mapped_bytes,
+		.unmapped = k->unmapped_bytes,
+	};
+
+	memcpy(at.rss, k->rss, sizeof(at.rss));
+	phases_finish(&a->phases, &a->model, &at, k->phase_vm_peak << MW_PAGE_SHIFT,
+		      k->phase_rss_peak);
+}
+
+static void note_seq(struct mw_account *a, uint32_t seq)
+{
+	if (a->seq_known && seq != a->last_seq + 1 && seq > a->last_seq) {
+		a->seq_gaps += seq - a->last_seq - 1;
+		a->need_resync = true;
+	}
+	a->seq_known = true;
+	a->last_seq = seq;
+}
+
+static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
+{
+	const struct mw_rec_hdr *h = data;
+	const struct mw_task_rec *t = data;
+
+	if (len < sizeof(*h))
+		return;
+	a->model.now_ns = h->ts;
+	switch (h->type) {
+	case MW_REC_DELTAS:
+		if (len >= offsetof(struct mw_deltas_rec, slots))
+			apply_deltas(a, data, len);
+		break;
+	case MW_REC_OP:
+		note_seq(a, h->seq);
+		apply_op(a, data, len);
+		if (len >= offsetof(struct mw_op_rec, vmas))
+			callsites_op(&a->sites, data);
+		break;
+	case MW_REC_STACK:
+		callsites_stack(&a->sites, &a->model, data, len);
+		break;
+	case MW_REC_EXEC:
+		note_seq(a, h->seq);
+		if (len < sizeof(*t))
+			break;
+		/* A new address space: the old one is gone, the capture side
+		 * follows with a MW_SEED_EXEC of the new layout. */
+		remove_range(a, 0, UINT64_MAX, NULL);
+		callsites_exec(&a->sites);
+		memcpy(a->comm, t->comm, sizeof(a->comm));
+		a->comm[sizeof(a->comm) - 1] = 0;
+		a->execs++;
+		break;
+	case MW_REC_MARK:
+		/* BPF gives markers no structural number (0, mark.bpf.h);
+		 * streams that numbered them still count. */
+		if (h->seq)
+			note_seq(a, h->seq);
+		if (len >= sizeof(struct mw_mark_rec))
+			apply_mark(a, data);
+		break;
+	case MW_REC_EXIT:
+		note_seq(a, h->seq);
+		a->exited = true;
+		a->exit_ns = h->ts;
+		if (len >= sizeof(*t) && a->wait_status < 0)
+			a->wait_status = t->exit_code;
+		break;
+	}
+}
+
+/* ---- seeds from /proc -------------------------------------------------- */
+
+static void vma_state_from_proc(const struct pm_vma *p, struct mw_vma_state *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->start = p->start;
+	v->end = p->end;
+	v->flags = mw_perms_to_flags(p->perms);
+	v->pgoff = p->pgoff;
+	v->ino = p->ino;
+	v->dev_major = p->dev_major;
+	v->dev_minor = p->dev_minor;
+	v->deleted = p->deleted;
+	v->has_file = p->path && p->path[0] == '/';
+	/* [heap] and [stack] are derived from brk and start_stack, not
+	 * stored: the same VMA can stop being either. */
+	if (p->path && p->path[0] && strcmp(p->path, "[heap]") && strcmp(p->path, "[stack]"))
+		v->path = p->path;
+	if (p->path && strcmp(p->path, "[stack]") == 0)
+		v->flags |= MW_VM_GROWSDOWN;
+}
+
+static void seed_rss(struct mw_mapping *mp, const struct pm_vma *p)
+{
+	int other = mp->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
+
+	memset(mp->rss, 0, sizeof(mp->rss));
+	mp->rss[MW_ANON] = p->anon;
+	mp->rss[other] = p->rss > p->anon ? p->rss - p->anon : 0;
+	mp->rss[MW_SWAP] = p->swap;
+	mp->rss_peak = mapping_rss_total(mp);
+}
+
+static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t len)
+{
+	struct mw_model *m = &a->model;
+	const char *maps = (const char *)(s + 1);
+	struct pm_maps pm = { 0 };
+	uint64_t prev_end = 0;
+	int err;
+
+	if (len < sizeof(*s) || (uint64_t)s->maps_len + s->mountinfo_len > len - sizeof(*s))
+		return;
+	if (!a->start_ns)
+		a->start_ns = s->ts;	/* the trace begins with its first seed */
+	if (!a->pid)
+		a->pid = s->pid;
+	m->now_ns = s->ts;
+	m->start_brk = s->start_brk;
+	m->brk = s->brk;
+	m->start_stack = s->start_stack;
+	if (s->comm[0]) {
+		memcpy(a->comm, s->comm, sizeof(a->comm));
+		a->comm[sizeof(a->comm) - 1] = 0;
+	}
+	if (s->mountinfo_len) {
+		free(m->shmem_devs);
+		m->shmem_devs = NULL;
+		m->nshmem_devs = 0;
+		mw_shmem_devs_from_mountinfo(maps + s->maps_len, s->mountinfo_len,
+					     &m->shmem_devs, &m->nshmem_devs);
+	}
+	if (s->mode == MW_SEED_ATTACH)
+		err = procfs_parse_smaps(maps, s->maps_len, &pm);
+	else
+		err = procfs_parse_maps(maps, s->maps_len, &pm);
+	if (err)
+		return;
+	if (s->mode != MW_SEED_RESYNC)
+		remove_range(a, 0, UINT64_MAX, NULL);
+	else
+		a->resyncs++;
+	for (size_t i = 0; i < pm.n; i++) {
+		struct mw_vma_state v;
+		struct mw_mapping *mp;
+
+		/* Whatever the table holds in a gap of /proc's is gone. */
+		if (pm.v[i].start > prev_end)
+			remove_range(a, prev_end, pm.v[i].start, NULL);
+		prev_end = pm.v[i].end;
+		vma_state_from_proc(&pm.v[i], &v);
+		mp = model_set_vma(m, &v);
+		if (mp && s->mode == MW_SEED_ATTACH) {
+			seed_rss(mp, &pm.v[i]);
+			mp->phase = -1;		/* there before tracing began */
+		}
+	}
+	if (pm.n && prev_end < UINT64_MAX)
+		remove_range(a, prev_end, UINT64_MAX, NULL);
+	for (size_t i = 0; i < m->nlive; i++)
+		model_classify(m, m->live[i]);
+	procfs_maps_free(&pm);
+	a->need_resync = false;
+}
+
+/* ---- entry point ------------------------------------------------------- */
+
+static void apply_state(struct mw_account *a, const struct mw_state *s)
+{
+	a->kstate = s->proc;
+	a->have_kstate = true;
+	memcpy(a->stats, s->stats, sizeof(a->stats));
+	if (!s->final)
+		return;
+	/* Slots never harvested by a structural record. */
+	for (int i = 0; i < MW_SLOTS; i++)
+		if (s->proc.slots[i].vm_start)
+			apply_slot(a, &s->proc.slots[i]);
+	memset(a->kstate.slots, 0, sizeof(a->kstate.slots));
+}
+
+void account_feed(struct mw_account *a, const struct mw_srec *r)
+{
+	a->records++;
+	switch (r->kind) {
+	case MW_S_BPF:
+		apply_bpf(a, r->data, r->len);
+		break;
+	case MW_S_SEED:
+		apply_seed(a, r->data, r->len);
+		break;
+	case MW_S_STATE:
+		if (r->len >= sizeof(struct mw_state))
+			apply_state(a, r->data);
+		break;
+	case MW_S_RECONCILE:
+		if (r->len >= sizeof(struct mw_reconcile)) {
+			const struct mw_reconcile *rc = r->data;
+			long i = model_find(&a->model, rc->start);
+			struct mw_mapping *mp = i < 0 ? NULL : a->model.live[i];
+
+			if (!mp || mp->start != rc->start || mp->end != rc->end)
+				break;
+			mp->rss[MW_ANON] = rc->rss[MW_ANON];
+			mp->rss[MW_FILE] = rc->rss[MW_FILE];
+			mp->rss[MW_SHMEM] = rc->rss[MW_SHMEM];
+			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+			mp->recheck = false;
+			mp->rss_estimated = false;
+			a->reconciled++;
+		}
+		break;
+	case MW_S_MARKNAME:
+		if (r->len >= sizeof(struct mw_markname)) {
+			a->marknames = mw_xrealloc(a->marknames, a->nmarknames + 1,
+						   sizeof(*a->marknames));
+			memcpy(&a->marknames[a->nmarknames], r->data, sizeof(*a->marknames));
+			a->marknames[a->nmarknames++].name[MW_MARK_NAME_LEN - 1] = 0;
+		}
+		break;
+	case MW_S_UNLINKED:
+		if (r->len >= sizeof(struct mw_unlinked)) {
+			const struct mw_unlinked *u = r->data;
+
+			for (size_t i = 0; i < a->model.nlive; i++) {
+				struct mw_mapping *mp = a->model.live[i];
+
+				if (mp->has_file && mp->ino == u->ino &&
+				    mp->dev_major == u->dev_major && mp->dev_minor == u->dev_minor)
+					mp->deleted = true;
+			}
+		}
+		break;
+	case MW_S_SYM:
+		callsites_sym(&a->sites, r->data, r->len);
+		break;
+	case MW_S_END:
+		if (r->len >= sizeof(struct mw_end)) {
+			const struct mw_end *e = r->data;
+
+			a->ended = true;
+			/* An exit ends the trace when it happened, not when we
+			 * noticed. */
+			a->end_ns = a->exit_ns && e->how == MW_END_EXITED ?
+				    MW_MIN(a->exit_ns, e->ts) : e->ts;
+			finish_phases(a);
+			if (e->how == MW_END_EXITED)
+				a->exited = true;
+			if (e->wait_status >= 0)
+				a->wait_status = e->wait_status;
+		}
+		break;
+	}
+}

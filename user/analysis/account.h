@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * account.h — analysis of one traced process: applies the capture stream
+ * (stream.h) to the mapping table and keeps the process totals.
+ */
+#ifndef MW_ACCOUNT_H
+#define MW_ACCOUNT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "analysis/callsite.h"
+#include "analysis/hists.h"
+#include "memwatch.h"
+#include "analysis/model.h"
+#include "analysis/phase.h"
+#include "stream.h"
+
+struct mw_account {
+	pid_t pid;
+	char comm[MW_COMM_LEN];
+	struct mw_model model;
+
+	struct mw_proc kstate;	/* last kernel aggregate (totals) */
+	bool have_kstate;
+	uint64_t stats[MW_NR_STATS];	/* host-wide, from the kernel */
+
+	uint32_t last_seq;	/* structural sequence, to detect lost records */
+	bool seq_known;
+	uint64_t seq_gaps;	/* structural records known lost */
+	bool need_resync;	/* the layout should be re-read from /proc */
+	uint64_t resyncs;
+	uint64_t reconciled;	/* mappings re-measured after a split */
+	bool concurrent;	/* the kernel saw concurrent RSS changes */
+	uint64_t vm_mismatches;	/* model VM != kernel VM after a record */
+	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
+	uint64_t lost_attr_faults;
+	uint64_t execs;
+
+	struct mw_phases phases;
+	struct mw_hists hists;	/* sizes, lifetimes, touched (hists.h) */
+	struct mw_callsites sites;	/* --stacks: who mapped what (callsite.h) */
+	struct mw_markname *marknames;
+	size_t nmarknames;
+
+	uint64_t start_ns, end_ns;
+	uint64_t exit_ns;	/* when the last thread exited, from its record */
+	bool ended, exited;
+	int wait_status;	/* -1 unknown */
+	uint64_t records;	/* stream records applied */
+	bool json_started;	/* the JSON "start" line is out */
+};
+
+void account_init(struct mw_account *a, pid_t pid, size_t dead_limit);
+void account_free(struct mw_account *a);
+
+/* Apply one stream record. */
+void account_feed(struct mw_account *a, const struct mw_srec *r);
+
+/* Totals, as /proc/PID/status showed them at the end (bytes). */
+uint64_t account_vm(const struct mw_account *a);
+uint64_t account_vm_peak(const struct mw_account *a);
+int64_t account_rss(const struct mw_account *a, int member);
+int64_t account_rss_total(const struct mw_account *a);
+uint64_t account_rss_peak(const struct mw_account *a);
+/* RSS the mapping table does not place: total - sum over live mappings. */
+int64_t account_unattributed(const struct mw_account *a);
+
+#endif /* MW_ACCOUNT_H */

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * callsite.c — call stacks of the calls that add mappings (--stacks), and
+ * what each accounts for.  Fed by account.c; the stacks come from the
+ * kernel's frame-pointer walk, named by capture's MW_S_SYM records.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/callsite.h"
+#include "util.h"
+
+void callsites_init(struct mw_callsites *cs)
+{
+	memset(cs, 0, sizeof(*cs));
+}
+
+void callsites_free(struct mw_callsites *cs)
+{
+	for (size_t i = 0; i < cs->nframes; i++) {
+		free(cs->frames[i].func);
+		free(cs->frames[i].module);
+		free(cs->frames[i].file);
+	}
+	for (size_t i = 0; i < cs->nstacks; i++)
+		free(cs->stacks[i].frames);
+	free(cs->frames);
+	free(cs->stacks);
+	free(cs->sums);
+	idmap_free(&cs->by_addr);
+	idmap_free(&cs->by_content);
+	idmap_free(&cs->by_phase);
+	memset(cs, 0, sizeof(*cs));
+}
+
+bool callsites_any(const struct mw_callsites *cs)
+{
+	return cs->stack_recs > 0;
+}
+
+const struct mw_stack *callsites_get(const struct mw_callsites *cs, uint32_t id)
+{
+	return id && id <= cs->nstacks ? &cs->stacks[id - 1] : NULL;
+}
+
+/* ---- frames -------------------------------------------------------------- */
+
+static uint32_t frame_new(struct mw_callsites *cs, uint64_t addr)
+{
+	if (cs->nframes == cs->framecap) {
+		cs->framecap = cs->framecap ? cs->framecap * 2 : 256;
+		cs->frames = mw_xrealloc(cs->frames, cs->framecap, sizeof(*cs->frames));
+	}
+	memset(&cs->frames[cs->nframes], 0, sizeof(cs->frames[0]));
+	cs->frames[cs->nframes].addr = addr;
+	return (uint32_t)cs->nframes++;
+}
+
+/* A string of the record: n bytes ending in NUL, else NULL. */
+static char *take_text(const char **p, const char *end, uint16_t n)
+{
+	const char *s = *p;
+
+	if (!n || n > end - s || s[n - 1])
+		return NULL;
+	*p += n;
+	return mw_xstrdup(s);
+}
+
+void callsites_sym(struct mw_callsites *cs, const void *data, uint32_t len)
+{
+	const struct mw_sym *sym = data;
+	const char *p = (const char *)(sym + 1), *end = (const char *)data + len;
+	struct mw_frame *f;
+	uint32_t idx;
+
+	if (len < sizeof(*sym) || !sym->addr ||
+	    (size_t)sym->func_len + sym->module_len + sym->file_len > len - sizeof(*sym))
+		return;
+	if (!idmap_get(&cs->by_addr, sym->addr, &idx)) {
+		idx = frame_new(cs, sym->addr);
+		idmap_put(&cs->by_addr, sym->addr, idx);
+	}
+	f = &cs->frames[idx];
+	if (f->func || f->module)
+		return;		/* named once already */
+	f->sym_addr = sym->sym_addr;
+	f->elf_addr = sym->elf_addr;
+	f->line = sym->line;
+	f->flags = sym->flags;
+	f->func = take_text(&p, end, sym->func_len);
+	f->module = take_text(&p, end, sym->module_len);
+	f->file = take_text(&p, end, sym->file_len);
+}
+
+void callsites_exec(struct mw_callsites *cs)
+{
+	/* Addresses mean other code now; frames already in stacks stay. */
+	idmap_free(&cs->by_addr);
+	cs->op_valid = false;
+}
+
+static uint32_t frame_at(struct mw_callsites *cs, uint64_t addr)
+{
+	uint32_t idx;
+
+	if (addr && idmap_get(&cs->by_addr, addr, &idx))
+		return idx;
+	idx = frame_new(cs, addr);
+	if (addr)
+		idmap_put(&cs->by_addr, addr, idx);
+	return idx;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+/* The C runtime's own frames: the call site is the first frame outside. */
+static bool runtime_frame(const struct mw_frame *f)
+{
+	static const char *const runtime[] = { "libc.so", "libc-", "ld-linux", "ld64.so",
+					       "libpthread", "libdl" };
+	const char *b = base_name(f->module);
+
+	if (!b)
+		return false;
+	for (size_t i = 0; i < MW_ARRAY_SIZE(runtime); i++)
+		if (strncmp(b, runtime[i], strlen(runtime[i])) == 0)
+			return true;
+	return false;
+}
+
+/* ---- stacks -------------------------------------------------------------- */
+
+static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, uint32_t nr)
+{
+	uint64_t key = mw_mix64(0x5eed, nr);
+	struct mw_stack *st;
+	uint32_t id;
+
+	for (uint32_t i = 0; i < nr; i++)
+		key = mw_mix64(key, frames[i]);
+	key = key ?: 1;
+	/* 64-bit hashes of frame indexes: a collision is not a concern at
+	 * the few thousand stacks a process has. */
+	if (idmap_get(&cs->by_content, key, &id))
+		return id;
+	if (cs->nstacks == cs->stackcap) {
+		cs->stackcap = cs->stackcap ? cs->stackcap * 2 : 64;
+		cs->stacks = mw_xrealloc(cs->stacks, cs->stackcap, sizeof(*cs->stacks));
+	}
+	st = &cs->stacks[cs->nstacks];
+	memset(st, 0, sizeof(*st));
+	st->frames = mw_xcalloc(nr ? nr : 1, sizeof(*st->frames));
+	memcpy(st->frames, frames, nr * sizeof(*frames));
+	st->nr = nr;
+	while (st->site + 1 < nr && runtime_frame(&cs->frames[frames[st->site]]))
+		st->site++;
+	if (st->site < nr && runtime_frame(&cs->frames[frames[st->site]]))
+		st->site = 0;
+	id = (uint32_t)++cs->nstacks;
+	idmap_put(&cs->by_content, key, id);
+	return id;
+}
+
+/* A stack of one made-up frame, for RSS with no call stack. */
+static uint32_t pseudo_stack(struct mw_callsites *cs, uint32_t *id, const char *name)
+{
+	uint32_t f;
+
+	if (*id)
+		return *id;
+	f = frame_new(cs, 0);
+	cs->frames[f].func = mw_xstrdup(name);
+	*id = stack_intern(cs, &f, 1);
+	return *id;
+}
+
+/*
+ * The frames of a stack record: the frame-pointer chain, cut where it leaves
+ * the known modules (a frame without a frame pointer breaks the chain and
+ * what follows is not code), with the leaf's caller put back: libc's syscall
+ * wrappers, string functions and many leaf functions set up no frame (GCC
+ * omits it in leaves even with -fno-omit-frame-pointer), so the chain skips
+ * the function that called them; sp_word is its return address.  The
+ * module's CFI says whether the interrupted function had a frame there.
+ */
+static uint32_t stack_frames(struct mw_callsites *cs, const struct mw_stack_rec *r,
+			     uint32_t nr, uint32_t *out)
+{
+	uint32_t n = 0, caller;
+	const struct mw_frame *f0, *fc;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		uint32_t f = frame_at(cs, mw_frame_lookup(r->ips[i], i > 0));
+
+		if (i > 0 && !cs->frames[f].module)
+			break;
+		out[n++] = f;
+	}
+	if (!n || !r->sp_word || (nr > 1 && r->ips[1] == r->sp_word))
+		return n;
+	caller = frame_at(cs, mw_frame_lookup(r->sp_word, 1));
+	f0 = &cs->frames[out[0]];
+	fc = &cs->frames[caller];
+	if (!fc->module || n >= MW_STACK_DEPTH + 1 || (f0->flags & MW_SYM_FRAMED))
+		return n;
+	/* Without CFI to tell, trust it only from a library leaf into
+	 * another module (the syscall wrapper case). */
+	if (!(f0->flags & MW_SYM_LEAF) &&
+	    (!f0->module || strcmp(fc->module, f0->module) == 0))
+		return n;
+	memmove(&out[2], &out[1], (n - 1) * sizeof(*out));
+	out[1] = caller;
+	return n + 1;
+}
+
+static struct mw_site_sum *phase_sum(struct mw_callsites *cs, int phase, uint32_t id)
+{
+	uint64_t key = ((uint64_t)(uint32_t)(phase + 1) << 32) | id;
+	uint32_t idx;
+
+	if (idmap_get(&cs->by_phase, key, &idx))
+		return &cs->sums[idx];
+	if (cs->nsums == cs->sumcap) {
+		cs->sumcap = cs->sumcap ? cs->sumcap * 2 : 64;
+		cs->sums = mw_xrealloc(cs->sums, cs->sumcap, sizeof(*cs->sums));
+	}
+	memset(&cs->sums[cs->nsums], 0, sizeof(cs->sums[0]));
+	idmap_put(&cs->by_phase, key, (uint32_t)cs->nsums);
+	return &cs->sums[cs->nsums++];
+}
+
+void callsites_op(struct mw_callsites *cs, const struct mw_op_rec *r)
+{
+	cs->op_valid = true;
+	cs->op_seq = r->hdr.seq;
+	cs->op_tid = r->hdr.tid;
+	cs->op_start = r->start;
+	cs->op_end = r->end;
+}
+
+/* The mappings the op made or grew.  The kernel merges a new mapping into a
+ * compatible neighbour (KERNEL-NOTES 3): the VMA's call site is then the
+ * call that mapped most of it, not whichever came first. */
+static void mark_made(struct mw_callsites *cs, struct mw_model *m, uint32_t id,
+		      uint64_t vm_bytes)
+{
+	for (size_t i = model_lower_bound(m, cs->op_start);
+	     i < m->nlive && m->live[i]->start < cs->op_end; i++) {
+		struct mw_mapping *mp = m->live[i];
+
+		if (mp->phase >= 0 && (!mp->stack || vm_bytes > mp->stack_vm)) {
+			mp->stack = id;
+			mp->stack_vm = vm_bytes;
+		}
+	}
+}
+
+void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
+		     const struct mw_stack_rec *r, uint32_t len)
+{
+	uint32_t frames[MW_STACK_DEPTH + 1], nr, id;
+	struct mw_mapping *mp;
+	long idx;
+
+	if (len < offsetof(struct mw_stack_rec, ips))
+		return;
+	nr = (len - offsetof(struct mw_stack_rec, ips)) / sizeof(r->ips[0]);
+	nr = MW_MIN(nr, MW_MIN(r->nr, (uint32_t)MW_STACK_DEPTH));
+	cs->stack_recs++;
+	id = stack_intern(cs, frames, stack_frames(cs, r, nr, frames));
+	if (r->kind == MW_STACK_OP) {
+		struct mw_stack *st = &cs->stacks[id - 1];
+
+		st->vm_bytes += r->vm_bytes;
+		st->calls++;
+		cs->vm_bytes += r->vm_bytes;
+		phase_sum(cs, m->phase, id)->vm_bytes += r->vm_bytes;
+		if (cs->op_valid && r->hdr.seq == cs->op_seq && r->hdr.tid == cs->op_tid)
+			mark_made(cs, m, id, r->vm_bytes);
+		cs->op_valid = false;
+	} else if (r->kind == MW_STACK_FAULT) {
+		idx = model_find(m, r->addr);
+		mp = idx >= 0 ? m->live[idx] : NULL;
+		if (mp && !mp->fault_stack)
+			mp->fault_stack = id;
+	}
+}
+
+void callsites_rss(struct mw_callsites *cs, const struct mw_model *m,
+		   const struct mw_mapping *mp, uint64_t bytes)
+{
+	uint32_t id = mp->stack;
+
+	if (!bytes || !cs->stack_recs)
+		return;
+	if (!id)
+		id = mp->phase < 0 ? pseudo_stack(cs, &cs->before_id, "[mapped before tracing]") :
+				     pseudo_stack(cs, &cs->unknown_id, "[stack unknown]");
+	cs->stacks[id - 1].rss_bytes += bytes;
+	cs->rss_bytes += bytes;
+	phase_sum(cs, m->phase, id)->rss_bytes += bytes;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
+				char *buf, size_t len)
+{
+	const struct mw_frame *f = frame < cs->nframes ? &cs->frames[frame] : NULL;
+	int n;
+
+	if (!f)
+		n = snprintf(buf, len, "[unknown]");
+	else if (f->func && f->module)
+		n = snprintf(buf, len, "%s+0x%llx (%s)", f->func,
+			     (unsigned long long)(f->addr - f->sym_addr), base_name(f->module));
+	else if (f->func)
+		n = snprintf(buf, len, "%s", f->func);
+	else if (f->module)
+		n = snprintf(buf, len, "%s+0x%llx", base_name(f->module),
+			     (unsigned long long)f->elf_addr);
+	else
+		n = snprintf(buf, len, "0x%llx", (unsigned long long)f->addr);
+	if (f && f->file && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, " %s:%u", base_name(f->file), f->line);
+	return buf;
+}
+
+const char *callsites_site_str(const struct mw_callsites *cs, uint32_t id,
+			       char *buf, size_t len)
+{
+	const struct mw_stack *st = callsites_get(cs, id);
+
+	if (!st || !st->nr) {
+		snprintf(buf, len, "%s", st ? "[no frames]" : "");
+		return buf;
+	}
+	return callsites_frame_str(cs, st->frames[st->site], buf, len);
+}
+
+struct mw_site_sum callsites_sum(const struct mw_callsites *cs, int phase, uint32_t id)
+{
+	const struct mw_stack *st = callsites_get(cs, id);
+	uint64_t key = ((uint64_t)(uint32_t)(phase + 1) << 32) | id;
+	struct mw_site_sum none = { 0 };
+	uint32_t idx;
+
+	if (!st)
+		return none;
+	if (phase < 0)
+		return (struct mw_site_sum){ st->vm_bytes, st->rss_bytes };
+	return idmap_get(&cs->by_phase, key, &idx) ? cs->sums[idx] : none;
+}
+
+size_t callsites_top(const struct mw_callsites *cs, int phase, bool by_rss,
+		     uint32_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (uint32_t id = 1; id <= cs->nstacks; id++) {
+		struct mw_site_sum s = callsites_sum(cs, phase, id);
+		uint64_t w = by_rss ? s.rss_bytes : s.vm_bytes;
+		size_t pos;
+
+		if (!w)
+			continue;
+		for (pos = n; pos > 0; pos--) {
+			struct mw_site_sum o = callsites_sum(cs, phase, out[pos - 1]);
+
+			if ((by_rss ? o.rss_bytes : o.vm_bytes) >= w)
+				break;
+		}
+		if (pos >= max)
+			continue;
+		if (n < max)
+			n++;
+		memmove(&out[pos + 1], &out[pos], (n - 1 - pos) * sizeof(*out));
+		out[pos] = id;
+	}
+	return n;
+}
+
+/* A frame name for folded output: no ';' (the separator), no line breaks. */
+static void folded_frame(FILE *f, const struct mw_callsites *cs, uint32_t frame)
+{
+	const struct mw_frame *fr = &cs->frames[frame];
+	char buf[512];
+
+	if (fr->func)
+		snprintf(buf, sizeof(buf), "%s", fr->func);
+	else
+		callsites_frame_str(cs, frame, buf, sizeof(buf));
+	for (char *p = buf; *p; p++)
+		if (*p == ';' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '_';
+	fputs(buf, f);
+}
+
+int callsites_folded(FILE *f, const struct mw_callsites *cs, const char *root, bool by_rss)
+{
+	for (size_t i = 0; i < cs->nstacks; i++) {
+		const struct mw_stack *st = &cs->stacks[i];
+		uint64_t w = by_rss ? st->rss_bytes : st->vm_bytes;
+		char name[64];
+
+		if (!w)
+			continue;
+		snprintf(name, sizeof(name), "%s", root && *root ? root : "?");
+		for (char *p = name; *p; p++)
+			if (*p == ';' || *p == ' ' || (unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '_';
+		fputs(name, f);
+		for (uint32_t k = st->nr; k > 0; k--) {
+			fputc(';', f);
+			folded_frame(f, cs, st->frames[k - 1]);
+		}
+		fprintf(f, " %llu\n", (unsigned long long)w);
+	}
+	return ferror(f) ? -EIO : 0;
+}

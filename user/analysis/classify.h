@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* classify.h — what kind of memory a mapping is. */
+#ifndef MW_CLASSIFY_H
+#define MW_CLASSIFY_H
+
+#include "analysis/model.h"
+
+/*
+ * anon, heap, stack, file, shmem (MAP_SHARED anon, /dev/shm, memfd, SysV,
+ * any file on a tmpfs-like mount), device (/dev/...), vdso, vvar, vsyscall.
+ * Heap and stack follow the kernel's own rule for "[heap]" and "[stack]" in
+ * /proc/PID/maps (fs/proc/task_mmu.c), so they move with brk.
+ */
+enum mw_kind mw_classify(const struct mw_model *m, const struct mw_mapping *mp);
+const char *mw_kind_name(enum mw_kind k);
+/* tmpfs devices from /proc/PID/mountinfo text; *out is malloc'd. */
+int mw_shmem_devs_from_mountinfo(const char *text, size_t len,
+				 struct mw_dev **out, size_t *n);
+/* Parse "rw-p" into MW_VM_* flags. */
+uint64_t mw_perms_to_flags(const char *perms);
+
+#endif /* MW_CLASSIFY_H */

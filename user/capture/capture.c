@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* capture.c — load and attach the BPF programs, drain the ring buffer. */
+#include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "capture/capture.h"
+#include "capture/kernel.h"
+#include "capture/preflight.h"
+#include "util.h"
+#include "memwatch.skel.h"
+#include "memwatch_compat.skel.h"
+
+struct mw_capture {
+	struct memwatch_bpf *skel;
+	struct memwatch_bpf *skel2;	/* per process: sys_exit_raw, loaded in parallel */
+	struct ring_buffer *rb;
+	struct bpf_link *rss_link;
+	bool rss_raw;
+	__u32 procs_gen;	/* the last value written to the map */
+	pid_t *proc_pids;	/* who has each index of 'procs', 0: free */
+	size_t nprocs;		/* its entries: the maps' max_entries */
+	bool host;		/* host-wide tracing */
+	size_t nmarkers;	/* uprobe markers to attach */
+	struct bpf_link **marker_links;
+	size_t nmarker_links;
+	mw_sink_fn sink;
+	void *sink_ctx;
+	int ncpus;
+};
+
+static bool quiet_libbpf;	/* trying probes that may not be there */
+
+/*
+ * While the programs load, libbpf's warnings (the verifier's whole log among
+ * them) are kept here, not printed: a failure is summed up in one line
+ * (load_failure()), and -vv shows all of it as it comes.
+ */
+static struct {
+	bool on;
+	char prog[64];		/* the first program that failed */
+	char why[160];		/* the verifier's last word on it */
+} load_log;
+
+/* A verifier line that says what is missing or wrong, kept whole. */
+static void load_log_note(const char *line)
+{
+	static const char *const telling[] = {
+		"unknown func", "invalid func", "program of this type cannot use helper",
+		"invalid access", "invalid read", "invalid write", "invalid mem access",
+		"unsupported", "not supported", "pointer arithmetic", "R0 invalid",
+		"BPF program is too large", "cannot", "Unrecognized", "expected",
+		"failed to resolve CO-RE relocation", "unknown opcode", "invalid BTF",
+		"exceeds", "back-edge", "infinite loop", "not allowed", "unbounded",
+		"out of bounds", "value is outside", "misaligned", "leaks addr", "type=",
+	};
+	const char *p;
+	size_t n;
+
+	if (!load_log.on)
+		return;
+	if ((p = strstr(line, "prog '")) && !load_log.prog[0] &&
+	    (strstr(line, "failed to load") || strstr(line, "load failed") ||
+	     strstr(line, "relo #"))) {
+		p += 6;
+		n = strcspn(p, "'");
+		snprintf(load_log.prog, sizeof(load_log.prog), "%.*s", (int)MW_MIN(n, 63), p);
+	}
+	/* Not the verifier's verdict: the frame, its summary, and what it says
+	 * of functions' BTF (arg#N) before it starts. */
+	if (strstr(line, "-- END PROG LOAD LOG --") || strstr(line, "BEGIN PROG LOAD LOG") ||
+	    strstr(line, "processed ") == line || strstr(line, "arg#"))
+		return;
+	for (size_t i = 0; i < MW_ARRAY_SIZE(telling); i++) {
+		if (strstr(line, telling[i])) {
+			n = strcspn(line, "\n");
+			while (n && (line[n - 1] == ' ' || line[n - 1] == '\n'))
+				n--;
+			snprintf(load_log.why, sizeof(load_log.why), "%.*s", (int)MW_MIN(n, 159), line);
+			return;
+		}
+	}
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (quiet_libbpf && mw_verbose < 2)
+		return 0;
+	if (level == LIBBPF_DEBUG && mw_verbose < 2)
+		return 0;
+	if (level == LIBBPF_INFO && !mw_verbose)
+		return 0;
+	if (load_log.on && mw_verbose < 2) {
+		char buf[4096];
+		char *line, *save = NULL;
+
+		static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		pthread_mutex_lock(&lock);	/* two loads run at once */
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			load_log_note(line);
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* One line for a load that failed: which program, on which kernel, why. */
+static void load_failure(int err)
+{
+	mw_err("cannot load the BPF program %s%s%s on Linux %s (%s)%s%s; rerun with -vv "
+	       "for the verifier log", load_log.prog[0] ? "'" : "", load_log.prog[0] ?
+	       load_log.prog : "(unknown)", load_log.prog[0] ? "'" : "",
+	       kernel_get()->release,
+	       strerror(-err), load_log.why[0] ? ": " : "", load_log.why);
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct mw_capture *c = ctx;
+	struct mw_srec r = { .kind = MW_S_BPF, .len = len, .data = data };
+
+	c->sink(c->sink_ctx, &r);
+	return 0;
+}
+
+/*
+ * The raw rss_stat program sums the per-CPU RSS counters itself, which needs
+ * the per-CPU offsets: cpu_offsets (a BPF_PROG_TYPE_SYSCALL program) notes
+ * where a per-CPU map value lives on each CPU, and the difference from the
+ * map's __percpu pointer is that CPU's offset.  Anything odd, and the classic
+ * tracepoint (which formats a perf record for every RSS change on the host,
+ * a good deal slower) does the job instead.
+ */
+static bool find_cpu_offsets(struct mw_capture *c)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, ro);
+	struct mw_cpu_offsets *o;
+	__u32 zero = 0;
+	bool ok = false;
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.cpu_offsets), &ro) || ro.retval)
+		return false;
+	o = mw_xcalloc(1, sizeof(*o));
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_offsets_map), &zero, o))
+		goto out;
+	if (!o->pptr || o->ncpus != (__u32)c->ncpus)
+		goto out;
+	for (__u32 i = 0; i < o->ncpus; i++) {
+		o->off[i] = o->addr[i] - o->pptr;
+		/* Each CPU's copy is a distinct address above the pointer's. */
+		if (!o->addr[i] || (i && o->addr[i] == o->addr[i - 1]))
+			goto out;
+	}
+	o->ready = 1;
+	ok = bpf_map_update_elem(bpf_map__fd(c->skel->maps.cpu_offsets_map), &zero, o, 0) == 0;
+out:
+	free(o);
+	return ok;
+}
+
+/* The kmem:rss_stat program of this mode and kernel: attached by hand, the
+ * others of the four never load. */
+static struct bpf_program *rss_program(struct mw_capture *c)
+{
+	struct memwatch_bpf *s = c->skel;
+
+	if (c->host)
+		return c->rss_raw ? s->progs.host_rss_stat_raw : s->progs.host_rss_stat;
+	return c->rss_raw ? s->progs.rss_stat_raw : s->progs.rss_stat;
+}
+
+static int attach_rss(struct mw_capture *c)
+{
+	c->rss_link = bpf_program__attach(rss_program(c));
+	return c->rss_link ? 0 : -errno;
+}
+
+static bool is_rss_program(const struct memwatch_bpf *s, const struct bpf_program *p)
+{
+	return p == s->progs.rss_stat || p == s->progs.rss_stat_raw ||
+	       p == s->progs.host_rss_stat || p == s->progs.host_rss_stat_raw;
+}
+
+static bool is_fault_program(const struct memwatch_bpf *s, const struct bpf_program *p)
+{
+	return p == s->progs.page_fault_user || p == s->progs.page_fault_kernel ||
+	       p == s->progs.host_fault_user || p == s->progs.host_fault_kernel;
+}
+
+/*
+ * Load what this mode uses and this kernel has (each program verified is
+ * start-up time): host-wide, the host_* programs (host.bpf.h) and nothing
+ * per process; else the reverse.  cpu_offsets serves both.
+ */
+static bool user_faults_available(void)
+{
+	return btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
+}
+
+static void drop_missing_programs(struct mw_capture *c)
+{
+	struct memwatch_bpf *s = c->skel;
+	bool faults = user_faults_available();
+	bool kfaults = faults && btf_tracepoint_exists("page_fault_kernel");
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, s->obj) {
+		bool host = strncmp(bpf_program__name(p), "host_", 5) == 0;
+		/* cpu_offsets serves the 6.2+ counters only (not in compat). */
+		bool load = p == s->progs.cpu_offsets ? !kernel_get()->compat : host == c->host;
+
+		if (strncmp(bpf_program__name(p), "mark_uprobe", 11) == 0) {
+			/* mark_uprobe (attach cookies), or on the compat
+			 * object the bank's first nmarkers (mark.bpf.h). */
+			int n = -1;
+
+			sscanf(bpf_program__name(p), "mark_uprobe_%d", &n);
+			load = !c->host && (kernel_get()->compat ?
+					    n >= 0 && (size_t)n < c->nmarkers : n < 0);
+		} else if (p == s->progs.split_seed) {
+			bpf_program__set_autoattach(p, false);
+			load = !c->host && kernel_get()->split_rss;
+		} else if (is_rss_program(s, p)) {
+			bpf_program__set_autoattach(p, false);
+			load = p == rss_program(c);
+		} else if (is_fault_program(s, p)) {
+			bool kernel = p == s->progs.page_fault_kernel || p == s->progs.host_fault_kernel;
+
+			load = load && (kernel ? kfaults : faults);
+		}
+		bpf_program__set_autoload(p, load);
+	}
+}
+
+/*
+ * The object this kernel gets (user/capture/kernel.c), through the main object's
+ * skeleton either way: the compat object has every program, map and global
+ * the skeleton names (scripts/skel-compat-check, at build time).
+ */
+static struct memwatch_bpf *skel_open(void)
+{
+	struct memwatch_bpf *s;
+	int err;
+
+	if (!kernel_get()->compat)
+		return memwatch_bpf__open();
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	err = memwatch_bpf__create_skeleton(s);
+	if (!err) {
+		s->skeleton->data = memwatch_compat_bpf__elf_bytes(&s->skeleton->data_sz);
+		err = bpf_object__open_skeleton(s->skeleton, NULL);
+	}
+	if (err) {
+		memwatch_bpf__destroy(s);
+		errno = -err;
+		return NULL;
+	}
+	return s;
+}
+
+static struct memwatch_bpf *open_configured(const struct mw_capture *c,
+					    const struct mw_capture_opts *o)
+{
+	struct memwatch_bpf *s = skel_open();
+
+	if (!s) {
+		mw_err("cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	s->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
+	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
+	s->rodata->want_stacks = o->stacks;
+	s->rodata->user_faults = user_faults_available();
+	s->rodata->split_rss = kernel_get()->split_rss;
+	s->rodata->host_join = o->host_join;
+	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
+	bpf_map__set_max_entries(s->maps.procs, o->max_procs);
+	bpf_map__set_max_entries(s->maps.proc_index, o->max_procs);
+	bpf_map__set_max_entries(s->maps.rb, o->ringbuf_bytes);
+	if (o->host_procs) {
+		bpf_map__set_max_entries(s->maps.hosts, o->host_procs);
+		bpf_map__set_max_entries(s->maps.host_mm, o->host_procs);
+	}
+	if (!o->stacks)		/* unused: do not reserve its memory */
+		bpf_map__set_max_entries(s->maps.fault_stacked, 1);
+	return s;
+}
+
+/* dst uses src's maps (same object, so the same names and shapes). */
+static int reuse_maps(struct memwatch_bpf *dst, const struct memwatch_bpf *src)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, dst->obj) {
+		const struct bpf_map *sm = bpf_object__find_map_by_name(src->obj, bpf_map__name(m));
+
+		if (!sm || bpf_map__reuse_fd(m, bpf_map__fd(sm)))
+			return -ENOENT;
+	}
+	return 0;
+}
+
+struct load_job {
+	struct memwatch_bpf *skel;
+	int err;
+};
+
+static void *load_job_run(void *arg)
+{
+	struct load_job *j = arg;
+
+	j->err = memwatch_bpf__load(j->skel);
+	return NULL;
+}
+
+/*
+ * Per process, the verifier takes longest over sys_exit_raw (~0.09 s here,
+ * all the others together ~0.02 s), and libbpf's CO-RE pass over the vmlinux
+ * BTF about as long.  So: a copy of the object with no programs creates the
+ * maps (and the frozen .rodata the verifier reads its constants from); then
+ * two more copies over those maps load sys_exit_raw and the rest at the same
+ * time, on two CPUs.  Host-wide programs are small: one copy.
+ */
+static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
+{
+	struct memwatch_bpf *maps = open_configured(c, o);
+	struct load_job job = { .skel = NULL };
+	struct bpf_program *p;
+	bool threaded = false;
+	pthread_t th;
+	int err;
+
+	if (!maps || !(c->skel2 = open_configured(c, o))) {
+		memwatch_bpf__destroy(maps);
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(p, maps->obj)
+		bpf_program__set_autoload(p, false);
+	bpf_object__for_each_program(p, c->skel2->obj)
+		bpf_program__set_autoload(p, p == c->skel2->progs.sys_exit_raw);
+	bpf_program__set_autoload(c->skel->progs.sys_exit_raw, false);
+	err = memwatch_bpf__load(maps);
+	if (!err)
+		err = reuse_maps(c->skel, maps) ?: reuse_maps(c->skel2, maps);
+	if (!err) {
+		job.skel = c->skel2;
+		threaded = pthread_create(&th, NULL, load_job_run, &job) == 0;
+		if (!threaded)
+			load_job_run(&job);
+		err = memwatch_bpf__load(c->skel);
+		if (threaded)
+			pthread_join(th, NULL);
+		err = err ?: job.err;
+	}
+	memwatch_bpf__destroy(maps);	/* the other two hold the maps */
+	return err;
+}
+
+static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
+{
+	int err;
+
+	c->skel = open_configured(c, o);
+	if (!c->skel)
+		return -1;
+	drop_missing_programs(c);
+	memset(&load_log, 0, sizeof(load_log));
+	load_log.on = true;
+	err = c->host ? memwatch_bpf__load(c->skel) : load_split(c, o);
+	load_log.on = false;
+	if (err)
+		load_failure(err);
+	return err;
+}
+
+int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
+{
+	struct mw_capture *c = mw_xcalloc(1, sizeof(*c));
+	int err, code = MW_EXIT_BPF;
+
+	libbpf_set_print(libbpf_print);
+	if (o->stacks && !kernel_get()->stacks) {
+		mw_err("--stacks needs bpf_get_task_stack() on a BTF task (Linux 5.11 and the "
+		       "main BPF object, 5.17), which this kernel (%s) lacks", kernel_get()->release);
+		free(c);
+		return MW_EXIT_KERNEL;
+	}
+	c->sink = o->sink;
+	c->sink_ctx = o->sink_ctx;
+	c->ncpus = libbpf_num_possible_cpus();
+	c->nprocs = o->max_procs;
+	c->proc_pids = mw_xcalloc(c->nprocs, sizeof(*c->proc_pids));
+	c->rss_raw = !kernel_get()->compat && btf_tracepoint_exists("rss_stat") &&
+		     btf_has_percpu_rss() && !feature_disabled("rss_raw");
+	c->host = o->host_procs > 0;
+	c->nmarkers = o->nmarkers;
+	err = open_and_load(c, o);
+	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
+		/* No per-CPU offsets: load again with the classic one. */
+		mw_dbg("RSS from the classic kmem:rss_stat tracepoint");
+		memwatch_bpf__destroy(c->skel);
+		memwatch_bpf__destroy(c->skel2);
+		c->skel2 = NULL;
+		c->rss_raw = false;
+		err = open_and_load(c, o);
+	}
+	if (err)
+		goto fail;
+	if (!err && o->host_procs && o->host_cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.host_cg), &zero,
+					&o->host_cgroup_fd, BPF_ANY)) {
+			mw_err("cannot select the cgroup: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	err = memwatch_bpf__attach(c->skel);
+	if (!err && c->skel2)
+		err = memwatch_bpf__attach(c->skel2);
+	if (!err)
+		err = attach_rss(c);
+	if (err) {
+		mw_err("cannot attach the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.rb), on_record, c, NULL);
+	if (!c->rb) {
+		mw_err("cannot open the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	capture_close(c);
+	return code;
+}
+
+/*
+ * Detaching a uprobe waits for RCU grace periods, serialised in the kernel:
+ * half a second for a handful of USDT probes.  A child holding copies of
+ * every descriptor lets us return at once; when we exit, it exits, and the
+ * kernel releases the probes then.  Nothing is left attached either way.
+ */
+static void detach_in_background(struct mw_capture *c)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (!c->nmarker_links || pipe(fds))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char b;
+		int null = open("/dev/null", O_RDWR);
+
+		/* Hold no terminal or pipe a caller may wait on. */
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		close(fds[1]);
+		while (read(fds[0], &b, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(fds[0]);
+	/* fds[1] stays open until we exit: then the child does. */
+}
+
+void capture_close(struct mw_capture *c)
+{
+	if (!c)
+		return;
+	detach_in_background(c);
+	ring_buffer__free(c->rb);
+	bpf_link__destroy(c->rss_link);
+	for (size_t i = 0; i < c->nmarker_links; i++)
+		bpf_link__destroy(c->marker_links[i]);
+	free(c->marker_links);
+	memwatch_bpf__destroy(c->skel2);
+	memwatch_bpf__destroy(c->skel);
+	free(c->proc_pids);
+	free(c);
+}
+
+/* Tell the fault programs that 'procs' changed (bpf/state.bpf.h). */
+static void procs_changed(struct mw_capture *c)
+{
+	__u32 zero = 0;
+
+	c->procs_gen++;
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs_gen), &zero, &c->procs_gen, BPF_ANY);
+}
+
+/* pid's index in 'procs', or -1. */
+static long proc_index_of(const struct mw_capture *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->proc_pids[i] == pid)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * Kernels before 6.2: what the threads of pid hold in their RSS caches, which
+ * /proc/PID/status (the seed) leaves out, counted as tracing begins
+ * (split_seed in bpf/fault.bpf.h, run over every task by a task iterator).
+ */
+static void split_seed(struct mw_capture *c, pid_t pid)
+{
+	struct bpf_program *prog = c->skel->progs.split_seed;
+	struct bpf_link *link;
+	char buf[64];
+	int fd;
+
+	if (bpf_program__fd(prog) < 0)
+		return;		/* 6.2+: not loaded */
+	c->skel->bss->seed_tgid = (__u32)pid;
+	link = bpf_program__attach_iter(prog, NULL);
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
+	if (fd < 0) {
+		mw_dbg("no task iterator (%s): threads' RSS caches at attach are counted "
+		       "at their first event", strerror(errno));
+	} else {
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+}
+
+/* pid's state goes to a free index of 'procs' first, then 'proc_index'
+ * points to it (bpf/state.bpf.h). */
+int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
+{
+	struct mw_proc p = *init;
+	long free_idx = proc_index_of(c, 0);
+	__u32 key = pid, idx;
+
+	if (pid <= 0)
+		return -EINVAL;
+	if (proc_index_of(c, pid) >= 0)
+		return -EEXIST;
+	if (free_idx < 0)
+		return -E2BIG;
+	idx = (__u32)free_idx;
+	p.tgid = (__u32)pid;
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &idx, &p, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(c->skel->maps.proc_index), &key, &idx, BPF_NOEXIST))
+		return -errno;
+	c->proc_pids[idx] = pid;
+	procs_changed(c);
+	split_seed(c, pid);
+	return 0;
+}
+
+int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init)
+{
+	__u32 key = pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.hosts), &key, init, BPF_NOEXIST))
+		return -errno;
+	return 0;
+}
+
+/* In batches: one syscall per few hundred entries, not two per entry. */
+long capture_host_read(struct mw_capture *c, uint32_t **pids, struct mw_host **out)
+{
+	int fd = bpf_map__fd(c->skel->maps.hosts);
+	size_t cap = bpf_map__max_entries(c->skel->maps.hosts), n = 0;
+	__u32 batch = 0, count;
+	bool first = true;
+	int err;
+
+	*pids = mw_xcalloc(cap, sizeof(**pids));
+	*out = mw_xcalloc(cap, sizeof(**out));
+	for (;;) {
+		count = (__u32)MW_MIN(cap - n, (size_t)256);
+		if (!count)
+			break;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, *pids + n,
+					   *out + n, &count, NULL);
+		first = false;
+		n += count;
+		if (err) {
+			if (errno == ENOENT)
+				break;	/* the end */
+			free(*pids);
+			free(*out);
+			*pids = NULL;
+			*out = NULL;
+			return -errno;
+		}
+	}
+	return (long)n;
+}
+
+/* The index is forgotten first, then its state cleared (its tgid with it,
+ * so a CPU still holding the index finds nothing there), then freed. */
+void capture_untrack(struct mw_capture *c, pid_t pid)
+{
+	static const struct mw_proc none;
+	long i = proc_index_of(c, pid);
+	__u32 key = pid, idx;
+
+	if (i < 0)
+		return;
+	idx = (__u32)i;
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.proc_index), &key);
+	bpf_map_update_elem(bpf_map__fd(c->skel->maps.procs), &idx, &none, BPF_ANY);
+	c->proc_pids[idx] = 0;
+	procs_changed(c);
+}
+
+int capture_poll(struct mw_capture *c, int timeout_ms)
+{
+	/* Most records are written without a wakeup (see emit_rec()): read
+	 * the buffer itself, not only what epoll reports. */
+	if (timeout_ms == 0)
+		return ring_buffer__consume(c->rb);
+	return ring_buffer__poll(c->rb, timeout_ms);
+}
+
+int capture_emit_state(struct mw_capture *c, pid_t pid, int final)
+{
+	struct mw_state st = { .pid = pid, .final = final };
+	struct mw_srec r = { .kind = MW_S_STATE, .len = sizeof(st), .data = &st };
+	int err = capture_proc_read(c, pid, &st.proc);
+
+	if (err)
+		return err;
+	st.ts = mw_now_ns();
+	capture_stats(c, st.stats);
+	c->sink(c->sink_ctx, &r);
+	return 0;
+}
+
+void capture_stats(struct mw_capture *c, uint64_t out[MW_NR_STATS])
+{
+	__u64 *vals = mw_xcalloc(c->ncpus, sizeof(*vals));
+
+	for (__u32 key = 0; key < MW_NR_STATS; key++) {
+		out[key] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.stats), &key, vals) == 0)
+			for (int i = 0; i < c->ncpus; i++)
+				out[key] += vals[i];
+	}
+	free(vals);
+}
+
+int capture_fd(struct mw_capture *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+static void keep_link(struct mw_capture *c, struct bpf_link *l)
+{
+	c->marker_links = mw_xrealloc(c->marker_links, c->nmarker_links + 1,
+				      sizeof(*c->marker_links));
+	c->marker_links[c->nmarker_links++] = l;
+}
+
+int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
+			   const struct mw_marker_spec *specs, size_t n)
+{
+	static const char *const usdt_names[] = { "phase", "iter" };
+	struct bpf_program *usdt_progs[] = { c->skel->progs.usdt_phase, c->skel->progs.usdt_iter };
+
+	bool bank = !kernel_get()->attach_cookie;
+
+	if (bank && n > MW_UPROBE_BANK) {
+		mw_err("at most %d --phase-at and --iter markers on this kernel (%s), which "
+		       "lacks bpf_get_attach_cookie() (Linux 5.15); USDT probes have no limit",
+		       MW_UPROBE_BANK, kernel_get()->release);
+		return MW_EXIT_KERNEL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		__u64 cookie = ((__u64)specs[i].kind << 32) | (i + 1);
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = specs[i].symbol,
+			    .bpf_cookie = bank ? 0 : cookie);
+		struct bpf_program *prog = c->skel->progs.mark_uprobe;
+		struct bpf_link *l;
+
+		if (bank) {	/* program i of the bank, its cookie in a map */
+			struct bpf_map *m = bpf_object__find_map_by_name(c->skel->obj,
+									 "uprobe_cookie");
+			char name[32];
+			__u32 k = (__u32)i;
+
+			snprintf(name, sizeof(name), "mark_uprobe_%zu", i);
+			prog = bpf_object__find_program_by_name(c->skel->obj, name);
+			if (!m || !prog ||
+			    bpf_map_update_elem(bpf_map__fd(m), &k, &cookie, BPF_ANY)) {
+				mw_err("cannot place marker %zu: %s", i, strerror(errno ?: ENOENT));
+				return MW_EXIT_PROBE;
+			}
+		}
+		l = bpf_program__attach_uprobe_opts(prog, pid, specs[i].binary, 0, &uo);
+		if (!l) {
+			mw_err("cannot place a marker on %s:%s (%s): is the path right and "
+			       "the symbol in its symbol table?", specs[i].binary,
+			       specs[i].symbol, strerror(errno));
+			return MW_EXIT_PROBE;
+		}
+		keep_link(c, l);
+	}
+	/* USDT probes from include/memwatch.h, if the program has them. */
+	for (size_t i = 0; exe && i < MW_ARRAY_SIZE(usdt_names); i++) {
+		struct bpf_link *l;
+
+		quiet_libbpf = true;
+		l = bpf_program__attach_usdt(usdt_progs[i], pid, exe, "memwatch",
+					     usdt_names[i], NULL);
+		quiet_libbpf = false;
+		if (l)
+			keep_link(c, l);
+		else
+			mw_dbg("no memwatch:%s USDT probe in %s", usdt_names[i], exe);
+	}
+	return 0;
+}
+
+int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name)
+{
+	struct mw_mark_args args = { .tgid = pid, .kind = kind };
+	LIBBPF_OPTS(bpf_test_run_opts, ro, .ctx_in = &args, .ctx_size_in = sizeof(args));
+	__u64 raw_ctx[1] = { 0 };
+	__u32 zero = 0;
+
+	if (name)
+		snprintf(args.name, sizeof(args.name), "%s", name);
+	if (kernel_get()->compat) {
+		/* A raw_tp program there (no syscall programs before 5.14),
+		 * with its arguments in a map. */
+		struct bpf_map *m = bpf_object__find_map_by_name(c->skel->obj, "mark_args");
+
+		if (!m || bpf_map_update_elem(bpf_map__fd(m), &zero, &args, BPF_ANY))
+			return -errno;
+		ro.ctx_in = raw_ctx;
+		ro.ctx_size_in = sizeof(raw_ctx);
+	}
+	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.mark_syscall), &ro))
+		return -errno;
+	return 0;
+}
+
+int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out)
+{
+	long i = proc_index_of(c, pid);
+	__u32 idx = (__u32)i;
+
+	if (i < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.procs), &idx, out))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kernel.h — what the running kernel has, and what memwatch does with it:
+ * which BPF object loads (bpf/compat.bpf.h), how its RSS counters count,
+ * and which features run degraded, each with its reason.
+ */
+#ifndef MW_KERNEL_H
+#define MW_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "capture/preflight.h"
+
+#define MW_KERNEL_MAX_DEGRADED 8
+
+struct mw_degraded {
+	const char *feature;	/* a short name: "phase-at", "stack-leaf", ... */
+	const char *why;	/* what the kernel lacks, and since when */
+};
+
+struct mw_kernel {
+	char release[65];		/* uname -r */
+	bool compat;			/* memwatch.compat.bpf.o: 5.8 to 5.16 */
+	const struct kernel_feature *compat_for; /* the first thing the main object
+						  * needs and this kernel lacks */
+	bool compat_ok;			/* ... and the compat object can read its VMAs */
+	bool split_rss;			/* before 6.2: per-task RSS caches */
+	bool attach_cookie;		/* bpf_get_attach_cookie(): --phase-at, --iter */
+	bool stacks;			/* --stacks (the main object) */
+	size_t ndegraded;
+	struct mw_degraded degraded[MW_KERNEL_MAX_DEGRADED];
+};
+
+/* Probed once (BTF, map types, helpers); MEMWATCH_DISABLE applies. */
+const struct mw_kernel *kernel_get(void);
+/* One line on stderr naming each degraded feature, if any: a per-process
+ * session says it once attached (host-wide tracing uses none of them). */
+void kernel_note(void);
+
+#endif /* MW_KERNEL_H */

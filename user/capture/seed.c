@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* seed.c — starting layout and counters of a process, from /proc. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/procfs.h"
+#include "capture/seed.h"
+#include "util.h"
+
+static int read_proc(pid_t pid, const char *what, char **buf, size_t *len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
+	return procfs_read_file(path, buf, len);
+}
+
+int seed_build(pid_t pid, enum mw_seed_mode mode, struct mw_seed **out, uint32_t *len)
+{
+	char *maps = NULL, *mounts = NULL, *comm = NULL;
+	size_t maps_len = 0, mounts_len = 0, comm_len = 0;
+	struct pm_stat st = { 0 };
+	struct mw_seed *s;
+	int err;
+
+	err = read_proc(pid, mode == MW_SEED_ATTACH ? "smaps" : "maps", &maps, &maps_len);
+	if (err)
+		return err;
+	if (read_proc(pid, "mountinfo", &mounts, &mounts_len))
+		mounts_len = 0;
+	procfs_read_stat(pid, &st);
+	if (maps_len > UINT32_MAX / 2 || mounts_len > UINT32_MAX / 2) {
+		err = -E2BIG;
+		goto out;
+	}
+	s = mw_xcalloc(1, sizeof(*s) + maps_len + mounts_len);
+	s->pid = pid;
+	s->mode = mode;
+	s->ts = mw_now_ns();
+	s->start_brk = st.start_brk;
+	s->brk = st.brk;
+	s->start_stack = st.start_stack;
+	s->maps_len = maps_len;
+	s->mountinfo_len = mounts_len;
+	if (read_proc(pid, "comm", &comm, &comm_len) == 0) {
+		comm_len = strcspn(comm, "\n");
+		memcpy(s->comm, comm, MW_MIN(comm_len, sizeof(s->comm) - 1));
+	}
+	memcpy(s + 1, maps, maps_len);
+	if (mounts_len)
+		memcpy((char *)(s + 1) + maps_len, mounts, mounts_len);
+	*out = s;
+	*len = sizeof(*s) + maps_len + mounts_len;
+out:
+	free(maps);
+	free(mounts);
+	free(comm);
+	return err;
+}
+
+int seed_proc_init(pid_t pid, bool after_exec, struct mw_proc *init)
+{
+	struct pm_status st;
+	int err = procfs_read_status(pid, &st);
+
+	if (err)
+		return err;
+	memset(init, 0, sizeof(*init));
+	init->rss[MW_FILE] = st.rss_file;
+	init->rss[MW_ANON] = st.rss_anon;
+	init->rss[MW_SHMEM] = st.rss_shmem;
+	init->rss[MW_SWAP] = st.vm_swap;
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		init->rss_word[m] = (__u64)(init->rss[m] >> MW_PAGE_SHIFT) << MW_W_VAL_SHIFT;
+	init->rss_peak = st.rss_file + st.rss_anon + st.rss_shmem;
+	init->total_vm = st.vm_size >> MW_PAGE_SHIFT;
+	if (after_exec) {
+		init->vm_peak = MW_MAX(st.vm_peak, st.vm_size) >> MW_PAGE_SHIFT;
+		init->hiwater_vm_base = 0;
+	} else {
+		init->vm_peak = init->total_vm;
+		init->hiwater_vm_base = st.vm_peak >> MW_PAGE_SHIFT;
+	}
+	return 0;
+}

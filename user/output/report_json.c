@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report_json.c — newline-delimited JSON: one object per line, each with a
+ * "type"; the summary is the last line.  Field names in the summary are a
+ * contract other tools read: add fields, never rename them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <jansson.h>
+
+#include "analysis/classify.h"
+#include "analysis/hist.h"
+#include "capture/kernel.h"
+#include "output/report.h"
+#include "output/report_callsite.h"
+#include "output/report_hist.h"
+#include "output/report_json.h"
+#include "util.h"
+
+/* Paths and comms come from other processes: never trust them to be UTF-8. */
+json_t *jstr(const char *s)
+{
+	json_t *j = json_string(s ? s : "");
+	char *copy;
+
+	if (j)
+		return j;
+	copy = mw_xstrdup(s);
+	for (unsigned char *p = (unsigned char *)copy; *p; p++)
+		if (*p >= 0x80)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+static json_t *jhex(uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
+	return json_string(buf);
+}
+
+static int emit(FILE *f, json_t *obj)
+{
+	int err = json_dumpf(obj, f, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	json_decref(obj);
+	if (err || fputc('\n', f) == EOF || fflush(f))
+		return -EIO;
+	return 0;
+}
+
+int report_json_start(FILE *f, const struct mw_account *a)
+{
+	return emit(f, json_pack("{s:s, s:i, s:o, s:I, s:i}",
+				 "type", "start", "pid", a->pid, "comm", jstr(a->comm),
+				 "ts_ns", (json_int_t)a->start_ns, "abi", MW_ABI_VERSION));
+}
+
+static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping *mp)
+{
+	char perms[5], pathbuf[4200];
+	json_t *o;
+
+	mapping_perms(mp, perms);
+	o = json_pack("{s:o, s:o, s:I, s:s, s:s, s:o, s:I, s:I, s:I, s:b}",
+		      "start", jhex(mp->start), "end", jhex(mp->end),
+		      "bytes", (json_int_t)(mp->end - mp->start),
+		      "perms", perms, "kind", mw_kind_name(mp->kind),
+		      "path", jstr(mapping_display_path(&a->model, mp, pathbuf, sizeof(pathbuf))),
+		      "rss_bytes", (json_int_t)mapping_rss_total(mp),
+		      "rss_peak_bytes", (json_int_t)mp->rss_peak,
+		      "faults", (json_int_t)mp->faults,
+		      "unmapped", mp->unmapped);
+	json_object_set_new(o, "rss_anon_bytes", json_integer(mp->rss[MW_ANON]));
+	json_object_set_new(o, "rss_file_bytes", json_integer(mp->rss[MW_FILE]));
+	json_object_set_new(o, "rss_shmem_bytes", json_integer(mp->rss[MW_SHMEM]));
+	json_object_set_new(o, "swap_bytes", json_integer(mp->rss[MW_SWAP]));
+	json_object_set_new(o, "requested_bytes", json_integer(mp->requested));
+	json_object_set_new(o, "offset", json_integer(mp->pgoff));
+	json_object_set_new(o, "born_ns", json_integer(mp->born_ns > a->start_ns ?
+						       mp->born_ns - a->start_ns : 0));
+	if (mp->unmapped)
+		json_object_set_new(o, "died_ns", json_integer(mp->died_ns > a->start_ns ?
+							       mp->died_ns - a->start_ns : 0));
+	if (mp->rss_estimated)
+		json_object_set_new(o, "rss_estimated", json_true());
+	json_object_set_new(o, "phase", jstr(report_phase_name(a, mp)));
+	report_json_mapping_stacks(o, a, mp);
+	return o;
+}
+
+/* ---- phases and iterations ------------------------------------------------ */
+
+static json_t *rel_ns(const struct mw_account *a, uint64_t ts)
+{
+	return json_integer(ts > a->start_ns ? ts - a->start_ns : 0);
+}
+
+static json_t *growth_json(const struct mw_growth *g)
+{
+	return json_pack("{s:o, s:I, s:I, s:s, s:o, s:I, s:I, s:b, s:b}",
+			 "start", jhex(g->start), "bytes", (json_int_t)g->bytes,
+			 "requested_bytes", (json_int_t)g->requested,
+			 "kind", mw_kind_name(g->kind), "path", jstr(g->path),
+			 "rss_delta_bytes", (json_int_t)g->rss_delta,
+			 "vm_delta_bytes", (json_int_t)g->vm_delta,
+			 "created", g->created, "unmapped", g->unmapped);
+}
+
+static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
+{
+	json_t *top = json_array();
+	json_t *o;
+
+	for (size_t i = 0; i < p->ntop; i++)
+		json_array_append_new(top, growth_json(&p->top[i]));
+	o = json_pack("{s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
+		      "name", jstr(p->name), "start_ns", rel_ns(a, p->start.ts),
+		      "end_ns", rel_ns(a, p->end.ts),
+		      "vm_start_bytes", (json_int_t)p->start.vm,
+		      "vm_end_bytes", (json_int_t)p->end.vm,
+		      "vm_peak_bytes", (json_int_t)p->vm_peak,
+		      "rss_start_bytes", (json_int_t)point_rss(&p->start),
+		      "rss_end_bytes", (json_int_t)point_rss(&p->end),
+		      "rss_peak_bytes", (json_int_t)p->rss_peak);
+	json_object_set_new(o, "rss_anon_end_bytes", json_integer(p->end.rss[MW_ANON]));
+	json_object_set_new(o, "rss_file_end_bytes", json_integer(p->end.rss[MW_FILE]));
+	json_object_set_new(o, "rss_shmem_end_bytes", json_integer(p->end.rss[MW_SHMEM]));
+	json_object_set_new(o, "mapped_bytes", json_integer(p->end.mapped - p->start.mapped));
+	json_object_set_new(o, "unmapped_bytes", json_integer(p->end.unmapped - p->start.unmapped));
+	json_object_set_new(o, "faults", json_integer(p->end.faults - p->start.faults));
+	json_object_set_new(o, "top_mappings", top);
+	json_object_set_new(o, "released_bytes", json_integer(p->released_bytes));
+	json_object_set_new(o, "remaining_bytes", json_integer(p->remaining_bytes));
+	json_object_set_new(o, "remaining_rss_bytes", json_integer(p->remaining_rss));
+	return o;
+}
+
+static json_t *phases_json(const struct mw_account *a)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < a->phases.n; i++) {
+		json_t *o = phase_json(a, &a->phases.v[i]);
+
+		/* Only in the summary: touched is complete at the end. */
+		json_object_set_new(o, "histograms", report_json_phase_hists(a, i));
+		if (callsites_any(&a->sites))
+			json_object_set_new(o, "call_sites", report_json_callsites(a, (int)i));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *iter_json(const struct mw_iter *it)
+{
+	return json_pack("{s:I, s:I, s:I, s:I}",
+			 "vm_delta_bytes", (json_int_t)((int64_t)it->end.vm - (int64_t)it->start.vm),
+			 "rss_delta_bytes", (json_int_t)(point_rss(&it->end) - point_rss(&it->start)),
+			 "faults", (json_int_t)(it->end.faults - it->start.faults),
+			 "duration_ns", (json_int_t)(it->end.ts - it->start.ts));
+}
+
+static json_t *iterations_json(const struct mw_account *a)
+{
+	const struct mw_phases *ph = &a->phases;
+	struct mw_hist hv, hr;
+	json_t *o, *steady, *growing = json_array();
+	size_t count;
+	int64_t vm, rss;
+	uint64_t faults;
+	char buf[4200];
+
+	report_steady_totals(a, &count, &vm, &rss, &faults);
+	report_steady_hist(a, &hv, &hr);
+	for (size_t i = 0; i < a->model.nlive; i++) {
+		const struct mw_mapping *mp = a->model.live[i];
+
+		if (phases_mapping_grows(ph, mp))
+			json_array_append_new(growing, json_pack("{s:o, s:I, s:s, s:o}",
+				"start", jhex(mp->start), "bytes", (json_int_t)(mp->end - mp->start),
+				"kind", mw_kind_name(mp->kind),
+				"path", jstr(mapping_display_path(&a->model, mp, buf, sizeof(buf)))));
+	}
+	steady = json_pack("{s:I, s:I, s:I, s:I, s:s, s:o, s:o, s:o}",
+			   "count", (json_int_t)count, "vm_delta_bytes", (json_int_t)vm,
+			   "rss_delta_bytes", (json_int_t)rss, "faults", (json_int_t)faults,
+			   "verdict", ph->growing ? "growing" : "flat",
+			   "growing_mappings", growing,
+			   "rss_growth_hist", report_json_hist(&hr), "vm_growth_hist", report_json_hist(&hv));
+	o = json_pack("{s:I, s:I, s:o}", "count", (json_int_t)ph->nit,
+		      "settled_after", (json_int_t)ph->settled_after, "steady", steady);
+	json_object_set_new(o, "first", ph->nit ? iter_json(&ph->it[0]) : json_null());
+	return o;
+}
+
+/* ---- lines as they happen ------------------------------------------------- */
+
+void report_json_event(FILE *f, const struct mw_account *a, unsigned int kind)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_point *p;
+	json_t *o;
+
+	if (!a->json_started) {
+		((struct mw_account *)a)->json_started = true;
+		report_json_start(f, a);
+	}
+	switch (kind) {
+	case MW_MARK_SAMPLE:
+		p = &ph->samples[ph->nsamples - 1].at;
+		o = json_pack("{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "type", "sample",
+			      "ts_ns", rel_ns(a, p->ts), "vm_bytes", (json_int_t)p->vm,
+			      "rss_bytes", (json_int_t)point_rss(p),
+			      "rss_anon_bytes", (json_int_t)p->rss[MW_ANON],
+			      "rss_file_bytes", (json_int_t)p->rss[MW_FILE],
+			      "rss_shmem_bytes", (json_int_t)p->rss[MW_SHMEM],
+			      "faults", (json_int_t)p->faults);
+		break;
+	case MW_MARK_PHASE:
+		if (ph->n < 2)
+			return;		/* the first phase just began */
+		o = phase_json(a, &ph->v[ph->n - 2]);
+		json_object_set_new(o, "type", json_string("phase"));
+		break;
+	case MW_MARK_ITER:
+		if (ph->nit < 2)
+			return;
+		o = iter_json(&ph->it[ph->nit - 2]);
+		json_object_set_new(o, "type", json_string("iteration"));
+		json_object_set_new(o, "index", json_integer(ph->nit - 1));
+		break;
+	default:
+		return;
+	}
+	emit(f, o);
+}
+
+/* Rows past the cap, summed into one that says how many it holds. */
+static json_t *folded_json(struct mw_mapping **v, size_t from, size_t n,
+			   const struct mw_model *m)
+{
+	int64_t bytes = m->folded.end, rss = mapping_rss_total(&m->folded);
+	uint64_t faults = m->folded.faults, count = n - from + m->nfolded;
+
+	for (size_t i = from; i < n; i++) {
+		bytes += v[i]->end - v[i]->start;
+		rss += mapping_rss_total(v[i]);
+		faults += v[i]->faults;
+	}
+	return json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:b, s:I}",
+			 "start", "0x0", "end", "0x0", "bytes", (json_int_t)bytes,
+			 "perms", "----", "kind", "folded", "path", "",
+			 "rss_bytes", (json_int_t)rss, "rss_peak_bytes", (json_int_t)0,
+			 "faults", (json_int_t)faults, "unmapped", 0,
+			 "folded", (json_int_t)count);
+}
+
+static json_t *totals_json(const struct mw_account *a)
+{
+	const struct mw_proc *k = &a->kstate;
+	json_t *t = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "vm_bytes", (json_int_t)account_vm(a),
+			      "vm_peak_bytes", (json_int_t)account_vm_peak(a),
+			      "rss_bytes", (json_int_t)account_rss_total(a),
+			      "rss_peak_bytes", (json_int_t)account_rss_peak(a),
+			      "rss_anon_bytes", (json_int_t)account_rss(a, MW_ANON),
+			      "rss_file_bytes", (json_int_t)account_rss(a, MW_FILE),
+			      "rss_shmem_bytes", (json_int_t)account_rss(a, MW_SHMEM),
+			      "swap_bytes", (json_int_t)account_rss(a, MW_SWAP));
+
+	json_object_set_new(t, "faults", json_integer(k->faults + k->kfaults));
+	json_object_set_new(t, "user_faults", json_integer(k->faults));
+	json_object_set_new(t, "kernel_faults", json_integer(k->kfaults));
+	for (int op = MW_OP_MMAP; op < MW_NR_OPS; op++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "%s_calls", report_op_name(op));
+		json_object_set_new(t, key, json_integer(k->calls[op]));
+	}
+	json_object_set_new(t, "mapped_bytes", json_integer(k->mapped_bytes));
+	json_object_set_new(t, "unmapped_bytes", json_integer(k->unmapped_bytes));
+	json_object_set_new(t, "unattributed_rss_bytes", json_integer(account_unattributed(a)));
+	return t;
+}
+
+static json_t *diagnostics_json(const struct mw_account *a)
+{
+	json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "lost_events_host", (json_int_t)a->stats[MW_STAT_RB_LOST],
+			 "seq_gaps", (json_int_t)a->seq_gaps,
+			 "resyncs", (json_int_t)a->resyncs,
+			 "vm_mismatches", (json_int_t)a->vm_mismatches,
+			 "slot_evictions", (json_int_t)a->kstate.slot_evictions,
+			 "model_vm_bytes", (json_int_t)model_vm_bytes(&a->model),
+			 "records", (json_int_t)a->records);
+	int64_t own = 0, ext = 0;
+
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		if (m == MW_SWAP)
+			continue;
+		own += a->kstate.unattributed[m];
+		ext += a->kstate.external[m];
+	}
+	json_object_set_new(d, "rss_changes_unattributed_bytes", json_integer(own));
+	json_object_set_new(d, "reorders", json_integer(a->kstate.reorders));
+	json_object_set_new(d, "reconciled", json_integer(a->reconciled));
+	json_object_set_new(d, "slot_faults_unplaced", json_integer(a->lost_attr_faults));
+	json_object_set_new(d, "thread_storage_failures",
+			    json_integer(a->stats[MW_STAT_THREAD_FAIL]));
+	json_object_set_new(d, "find_vma_busy", json_integer(a->stats[MW_STAT_FIND_BUSY]));
+	/* Over all CPUs: faults whose RSS change came on another CPU (found
+	 * there), and RSS changes in no fault and no traced call. */
+	json_object_set_new(d, "faults_moved_cpu", json_integer(a->stats[MW_STAT_FAULT_MOVED]));
+	json_object_set_new(d, "rss_changes_outside_faults",
+			    json_integer(a->stats[MW_STAT_FAULT_NONE]));
+	json_object_set_new(d, "slot_bytes_unplaced", json_integer(a->lost_attr[MW_ANON] +
+							       a->lost_attr[MW_FILE] +
+							       a->lost_attr[MW_SHMEM]));
+	json_object_set_new(d, "rss_changes_external_bytes", json_integer(ext));
+	return d;
+}
+
+/* The kernel traced on: which BPF object, how RSS is counted, and each
+ * degraded feature with its reason (user/capture/kernel.c). */
+static json_t *kernel_json(const struct mw_kernel *k)
+{
+	json_t *deg = json_array();
+
+	for (size_t i = 0; i < k->ndegraded; i++)
+		json_array_append_new(deg, json_pack("{s:s, s:s}", "feature", k->degraded[i].feature,
+						     "why", k->degraded[i].why));
+	return json_pack("{s:o, s:s, s:s, s:o}", "release", jstr(k->release),
+			 "bpf_object", k->compat ? "compat" : "main",
+			 "rss_counting", k->split_rss ? "mm counters + per-task caches (before 6.2)" :
+							"per-CPU mm counters",
+			 "degraded", deg);
+}
+
+int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro)
+{
+	size_t n, shown;
+	struct mw_mapping **v = report_sorted_mappings(a, &n);
+	json_t *maps = json_array(), *o;
+
+	shown = MW_MIN(n, ro->max_mappings);
+	for (size_t i = 0; i < shown; i++)
+		json_array_append_new(maps, mapping_json(a, v[i]));
+	if (shown < n || a->model.nfolded)
+		json_array_append_new(maps, folded_json(v, shown, n, &a->model));
+	free(v);
+
+	o = json_pack("{s:s, s:i, s:o, s:I, s:o, s:o}",
+		      "type", "summary", "pid", a->pid, "comm", jstr(a->comm),
+		      "lost_events", (json_int_t)a->kstate.lost,
+		      "totals", totals_json(a), "mappings", maps);
+	json_object_set_new(o, "duration_ns", json_integer(a->end_ns > a->start_ns ?
+							   a->end_ns - a->start_ns : 0));
+	json_object_set_new(o, "exited", json_boolean(a->exited));
+	if (ro->cmd_status >= 0 && WIFEXITED(ro->cmd_status))
+		json_object_set_new(o, "exit_status", json_integer(WEXITSTATUS(ro->cmd_status)));
+	if (ro->cmd_status >= 0 && WIFSIGNALED(ro->cmd_status))
+		json_object_set_new(o, "exit_signal", json_integer(WTERMSIG(ro->cmd_status)));
+	json_object_set_new(o, "execs", json_integer(a->execs));
+	json_object_set_new(o, "phases", phases_json(a));
+	json_object_set_new(o, "iterations", iterations_json(a));
+	json_object_set_new(o, "histograms", report_json_hists(a));
+	if (callsites_any(&a->sites))
+		json_object_set_new(o, "stacks", report_json_stacks(a));
+	json_object_set_new(o, "diagnostics", diagnostics_json(a));
+	if (ro->kernel)
+		json_object_set_new(o, "kernel", kernel_json(ro->kernel));
+	return emit(f, o);
+}

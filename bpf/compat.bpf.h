@@ -15,10 +15,14 @@
  *   BPF_PROG_TYPE_SYSCALL        5.14  raw_tp + test run here (5.10)
  *   bpf_get_attach_cookie()      5.15  a bank of uprobe programs, one per
  *                                      --phase-at/--iter spec (at most 16)
- *   bpf_get_task_stack() needs the current task as a BTF pointer (5.11):
- *                                      --stacks is refused here
+ *   bpf_task_pt_regs()           5.15  the top of the task's kernel stack
+ *                                      here (mw_task_pt_regs)
  *
- * The loader (user/kernel/) picks the object at start-up; both keep the
+ * Both take user stacks (--stacks) with bpf_get_stack() on the program's
+ * context, which every kernel here has for every program type memwatch
+ * uses: bpf_get_task_stack() would need the task as a BTF pointer (5.11).
+ *
+ * The loader (user/capture/kernel.c) picks the object at start-up; both keep the
  * same programs, maps and globals, so one skeleton serves them.  Without
  * the atomics, a change made by two CPUs of one process at the same moment
  * can reach the wrong mapping (never the wrong process total: those are
@@ -51,6 +55,21 @@
 #define mw_or(p, v)		((void)(*(p) |= (v)))
 #define mw_and(p, v)		((void)(*(p) &= (v)))
 
+/*
+ * task_pt_regs(): the user registers saved at the top of the task's kernel
+ * stack (arch/x86/include/asm/processor.h; arm64's is the same).  THREAD_SIZE
+ * is 16 KiB on x86-64 and on arm64 with 4 KiB pages, twice that with KASAN,
+ * which distribution kernels leave off; x86-64 has no padding above pt_regs.
+ */
+#define MW_THREAD_SIZE		16384
+static __always_inline struct pt_regs *mw_task_pt_regs(struct task_struct *task)
+{
+	__u64 stack = (__u64)BPF_CORE_READ(task, stack);
+
+	return stack ? (struct pt_regs *)(stack + MW_THREAD_SIZE -
+					   bpf_core_type_size(struct pt_regs)) : NULL;
+}
+
 #else
 
 #define mw_current_task()	bpf_get_current_task_btf()
@@ -63,6 +82,7 @@
 #define mw_fetch_add(p, v)	__sync_fetch_and_add(p, v)
 #define mw_or(p, v)		((void)__sync_fetch_and_or(p, v))
 #define mw_and(p, v)		((void)__sync_fetch_and_and(p, v))
+#define mw_task_pt_regs(task)	((struct pt_regs *)bpf_task_pt_regs(task))
 
 #endif /* MW_COMPAT */
 

@@ -16,28 +16,6 @@
 #ifndef MW_FAULT_BPF_H
 #define MW_FAULT_BPF_H
 
-static __always_inline struct mw_thread *thread_get(struct task_struct *task,
-						    bool create)
-{
-	struct mw_thread *t;
-#ifdef MW_COMPAT
-	__u32 tid = MW_LD(task, pid), zero = 0;
-	struct mw_thread *z;
-
-	t = bpf_map_lookup_elem(&threads, &tid);
-	if (!t && create && (z = bpf_map_lookup_elem(&thread_zero, &zero))) {
-		bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST);
-		t = bpf_map_lookup_elem(&threads, &tid);
-	}
-#else
-	t = bpf_task_storage_get(&threads, task, 0,
-				 create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-#endif
-	if (!t && create)
-		stat_inc(MW_STAT_THREAD_FAIL);
-	return t;
-}
-
 /* Faults finished by this task so far (mm_account_fault() bumps these at the
  * end of every fault, exception or get_user_pages alike).  task is the BTF
  * pointer of the current task: direct loads, no helper call per fault. */
@@ -117,8 +95,9 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 				   __u64 addr, bool user);
 
 /* Note a fault of the current task on this CPU.  Finding its VMA waits until
- * the fault changes RSS (most do), in a process we trace. */
-static __always_inline void on_fault(__u64 addr, bool user)
+ * the fault changes RSS (most do), in a process we trace; with --stacks it
+ * is found now, to take the stack on this program's context. */
+static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 {
 	struct task_struct *task = mw_current_task();
 	struct mw_cpu_fault *c = cpu_fault();
@@ -153,13 +132,19 @@ static __always_inline void on_fault(__u64 addr, bool user)
 		if (p)
 			cpu_faults_move(c, p);
 	}
+	if (want_stacks && c->traced) {
+		struct mw_proc *p = proc_at(c->pidx, tgid);
+
+		if (p && !(p->flags & MW_PROC_DEAD))
+			fault_stack(ctx, p, tgid, task, &c->f);
+	}
 }
 
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(page_fault_user, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	on_fault(address, true);
+	on_fault(ctx, address, true);
 	return 0;
 }
 
@@ -178,7 +163,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	t = thread_get(mw_current_task(), false);
 	if (t && t->walking)
 		return 0;
-	on_fault(address, false);
+	on_fault(ctx, address, false);
 	return 0;
 }
 
@@ -302,8 +287,6 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 		f->cache_tgid = tgid;
 		f->cache_seq = seq;
 		f->vma = pr.start;
-		if (want_stacks)
-			fault_stack(p, thread_get(task, true), tgid, pr.start);
 	} else if (err == -16 /* EBUSY: another thread is changing the mm */) {
 		/* Any address inside the VMA will do: the loader looks the
 		 * key up as "the mapping containing it". */
@@ -319,14 +302,13 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
  * A traced syscall of process tgid has just reported [start, end) as a VMA,
  * as of its structural sequence seq: the next fault there (the first touch
  * of what it mapped, most often on this CPU) finds its VMA in the cache and
- * needs no bpf_find_vma().  Not with --stacks, whose first fault in a VMA
- * reads the stack on that lookup.
+ * needs no bpf_find_vma().
  */
 static __always_inline void cpu_fault_hint(__u32 tgid, __u32 seq, __u64 start, __u64 end)
 {
 	struct mw_cpu_fault *c;
 
-	if (want_stacks || start >= end)
+	if (start >= end)
 		return;
 	c = cpu_fault();
 	if (!c)

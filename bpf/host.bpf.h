@@ -297,6 +297,15 @@ int BPF_PROG(host_fault_kernel, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
+/* Attached to syscalls:sys_exit_<call> for the calls that change VM (the
+ * loader's list), or else the raw form below on every syscall. */
+SEC("tracepoint")
+int host_sys_exit_tp(void *ctx)
+{
+	host_syscall();
+	return 0;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(host_sys_exit, struct pt_regs *regs, long ret)
 {

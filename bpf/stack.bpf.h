@@ -2,8 +2,11 @@
 /*
  * stack.bpf.h — user call stacks for --stacks: who mapped a range, and who
  * first touched each VMA.  Off (and removed by the verifier's dead-code
- * elimination) unless the loader sets want_stacks before load, which it
- * never does with the compat object (bpf/compat.bpf.h).
+ * elimination) unless the loader sets want_stacks before load.
+ *
+ * The stack comes from bpf_get_stack() on the context of the program that
+ * runs when the call or fault happens (every kernel from 5.8 has it for
+ * tracepoints, raw and BTF ones): each hook passes its ctx down.
  */
 #ifndef MW_STACK_BPF_H
 #define MW_STACK_BPF_H
@@ -30,7 +33,7 @@ struct {
  * or the link register (arm64). */
 static __always_inline __u64 leaf_caller(struct task_struct *task)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct pt_regs *regs = mw_task_pt_regs(task);
 	__u64 word = 0;
 
 	if (!regs)
@@ -44,13 +47,14 @@ static __always_inline __u64 leaf_caller(struct task_struct *task)
 }
 
 /*
- * A subprogram (at most five arguments: kind rides in seq_kind's upper half),
- * so that the hot paths that call it stay small to verify.  The walk reads
- * user memory, and a read that faults fires page_fault_kernel on this very
- * thread: t->walking tells on_fault() to leave the thread's state alone.
+ * A subprogram (at most five arguments: kind rides in seq_kind's upper half,
+ * the VM the call added in t->stack_vm), so that the hot paths that call it
+ * stay small to verify.  The walk reads user memory, and a read that faults
+ * fires page_fault_kernel on this very thread: t->walking tells on_fault()
+ * to leave the thread's state alone.
  */
-static __noinline int emit_stack(struct mw_proc *p, struct mw_thread *t, __u64 seq_kind,
-				 __u64 addr, __u64 vm_bytes)
+static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread *t,
+				 __u64 seq_kind, __u64 addr)
 {
 	struct task_struct *task = mw_current_task();
 	union mw_scratch *sc = scratch_get(2);
@@ -61,13 +65,13 @@ static __noinline int emit_stack(struct mw_proc *p, struct mw_thread *t, __u64 s
 		return 0;
 	rec = &sc->stack;
 	t->walking = 1;
-	n = bpf_get_task_stack(task, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
+	n = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
 	rec->sp_word = leaf_caller(task);
 	t->walking = 0;
 	rec->nr = n > 0 ? n / sizeof(__u64) : 0;
 	rec->kind = seq_kind >> 32;
 	rec->addr = addr;
-	rec->vm_bytes = vm_bytes;
+	rec->vm_bytes = t->stack_vm;
 	hdr_fill(&rec->hdr, MW_REC_STACK, current_tgid(), (__u32)seq_kind);
 	emit(p, rec, offsetof(struct mw_stack_rec, ips) +
 		     (rec->nr & (MW_STACK_DEPTH - 1)) * sizeof(__u64) +
@@ -81,8 +85,8 @@ static __always_inline __u64 seq_kind(__u32 seq, __u32 kind)
 }
 
 /* After an op record: the stack of the calls that add mappings. */
-static __always_inline void op_stack(struct mw_proc *p, struct mw_thread *t, __u32 tgid,
-				     const struct mw_op_rec *rec, __u64 vm_bytes)
+static __always_inline void op_stack(void *ctx, struct mw_proc *p, struct mw_thread *t,
+				     __u32 tgid, const struct mw_op_rec *rec, __u64 vm_bytes)
 {
 	struct fault_key k = { .tgid = tgid, .vm_start = rec->start };
 
@@ -100,21 +104,40 @@ static __always_inline void op_stack(struct mw_proc *p, struct mw_thread *t, __u
 		if (!vm_bytes)
 			return;
 	}
-	emit_stack(p, t, seq_kind(rec->hdr.seq, MW_STACK_OP), rec->start, vm_bytes);
+	t->stack_vm = vm_bytes;
+	emit_stack(ctx, p, t, seq_kind(rec->hdr.seq, MW_STACK_OP), rec->start);
 }
 
-/* A thread faults in a VMA it had not cached: report the first fault. */
-static __always_inline void fault_stack(struct mw_proc *p, struct mw_thread *t, __u32 tgid,
-					__u64 vm_start)
+/*
+ * A fault of traced process p at addr, as it starts: the first in its VMA
+ * reports the user stack.  Taken here, on the fault's own context, so the
+ * VMA is looked up now (and left in the CPU's cache for the RSS change that
+ * follows).  An address in no VMA yet (a stack about to grow) reports none.
+ */
+static __always_inline void fault_stack(void *ctx, struct mw_proc *p, __u32 tgid,
+					struct task_struct *task, struct mw_fault *f)
 {
-	struct fault_key k = { .tgid = tgid, .vm_start = vm_start };
+	struct vma_probe pr = {};
+	struct fault_key k = { .tgid = tgid };
+	struct mw_thread *t;
 	__u8 one = 1;
 
-	if (!want_stacks || bpf_map_lookup_elem(&fault_stacked, &k))
+	if (vma_at(task, f->addr, &pr))
+		return;
+	f->cache_start = pr.start;
+	f->cache_end = pr.end;
+	f->cache_tgid = tgid;
+	f->cache_seq = p->seq;
+	k.vm_start = pr.start;
+	if (bpf_map_lookup_elem(&fault_stacked, &k))
 		return;
 	if (bpf_map_update_elem(&fault_stacked, &k, &one, BPF_NOEXIST))
 		return;		/* another thread reports it */
-	emit_stack(p, t, seq_kind(p->seq, MW_STACK_FAULT), vm_start, 0);
+	t = thread_get(task, true);
+	if (!t)
+		return;
+	t->stack_vm = 0;
+	emit_stack(ctx, p, t, seq_kind(p->seq, MW_STACK_FAULT), pr.start);
 }
 
 #endif /* MW_STACK_BPF_H */

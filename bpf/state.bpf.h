@@ -86,6 +86,7 @@ struct mw_thread {
 	__u32 f_counted;	/* ... counted in its VMA's slot */
 	__u32 pad2;
 	struct mw_fault f;
+	__u64 stack_vm;		/* the VM of the call whose stack is taken */
 };
 
 /*
@@ -539,6 +540,29 @@ static __always_inline void harvest_emit(struct mw_proc *p, __u32 tgid, __u32 ti
 static __always_inline void slots_harvest(struct mw_proc *p, __u32 tgid)
 {
 	slots_harvest_before(p, tgid, NULL);
+}
+
+/* The current thread's state; create: make it if missing. */
+static __always_inline struct mw_thread *thread_get(struct task_struct *task,
+						    bool create)
+{
+	struct mw_thread *t;
+#ifdef MW_COMPAT
+	__u32 tid = MW_LD(task, pid), zero = 0;
+	struct mw_thread *z;
+
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (!t && create && (z = bpf_map_lookup_elem(&thread_zero, &zero))) {
+		bpf_map_update_elem(&threads, &tid, z, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&threads, &tid);
+	}
+#else
+	t = bpf_task_storage_get(&threads, task, 0,
+				 create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+#endif
+	if (!t && create)
+		stat_inc(MW_STAT_THREAD_FAIL);
+	return t;
 }
 
 #endif /* MW_STATE_BPF_H */

@@ -8,11 +8,19 @@
  * VMAs over the range and stream one mw_op_rec, preceded by the harvest of
  * the attribution slots.
  *
- * We hook the raw syscall tracepoints and pick our calls by number: two
- * attachments instead of one classic tracepoint per call and direction,
- * each of which costs an RCU grace period to detach (seconds in all on a
- * small VM).  The filter is a switch on the number, before any map lookup.
- * 64-bit processes only: compat (32-bit) syscall numbers differ.
+ * Two forms of the same hooks; the loader attaches one (user/capture/capture.c):
+ *  - sys_enter_tp/sys_exit_tp on the per-call tracepoints, syscalls:sys_enter_mmap
+ *    and so on, one program attached to each of our calls.  The kernel runs
+ *    no program for the syscalls nobody asked for: a process memwatch does
+ *    not trace pays the syscall tracepoint slow path, as it does under
+ *    bpftrace, not a BPF program per syscall.
+ *  - sys_enter_raw/sys_exit_raw on the raw sys_enter/sys_exit tracepoints,
+ *    picking our calls by number, where the kernel has no per-call ones
+ *    (CONFIG_FTRACE_SYSCALLS off).  Every syscall of every process runs the
+ *    filter then: the floor of empty programs there is 1.37x on a getppid
+ *    loop.
+ * 64-bit processes only: compat (32-bit) syscall numbers differ, and the
+ * per-call tracepoints ignore compat syscalls on x86.
  */
 #ifndef MW_SYSCALLS_BPF_H
 #define MW_SYSCALLS_BPF_H
@@ -28,9 +36,8 @@ enum {	/* arch/x86/entry/syscalls/syscall_64.tbl */
 	MW_NR_mlock = 149, MW_NR_munlock = 150, MW_NR_prctl = 157,
 	MW_NR_mlock2 = 325, MW_NR_pkey_mprotect = 329, MW_NR_mseal = 462,
 };
-/* regs: the BTF pointer of a tp_btf argument, so these are plain loads. */
+/* regs: the BTF pointer of a tp_btf argument, so this is a plain load. */
 #define MW_SYSCALL_NR(regs)	((regs)->orig_ax)
-#define MW_SYSCALL_ARG6(regs)	((regs)->r9)	/* libbpf 1.1 has no PARM6 */
 #elif defined(__TARGET_ARCH_arm64)
 enum {	/* include/uapi/asm-generic/unistd.h */
 	MW_NR_mmap = 222, MW_NR_mprotect = 226, MW_NR_munmap = 215, MW_NR_brk = 214,
@@ -39,7 +46,6 @@ enum {	/* include/uapi/asm-generic/unistd.h */
 	MW_NR_mlock2 = 284, MW_NR_pkey_mprotect = 288, MW_NR_mseal = 462,
 };
 #define MW_SYSCALL_NR(regs)	BPF_CORE_READ((struct user_pt_regs *)(regs), regs[8])
-#define MW_SYSCALL_ARG6(regs)	BPF_CORE_READ((struct user_pt_regs *)(regs), regs[5])
 #else
 #error "memwatch: syscall numbers for this architecture are missing"
 #endif
@@ -65,13 +71,30 @@ static __always_inline __u32 syscall_op(long nr)
 	}
 }
 
-static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
+/* The six arguments from the user registers saved at syscall entry (regs:
+ * a BTF pointer or, on the compat object, an address read by probe). */
+static __always_inline void syscall_args(struct pt_regs *regs, __u64 *a)
+{
+#if defined(__TARGET_ARCH_x86)
+	a[0] = MW_LD(regs, di);
+	a[1] = MW_LD(regs, si);
+	a[2] = MW_LD(regs, dx);
+	a[3] = MW_LD(regs, r10);
+	a[4] = MW_LD(regs, r8);
+	a[5] = MW_LD(regs, r9);
+#else
+	for (int i = 0; i < 6; i++)
+		a[i] = BPF_CORE_READ((struct user_pt_regs *)regs, regs[i]);
+#endif
+}
+
+static __always_inline int sys_enter(const __u64 *args, __u32 op)
 {
 	struct task_struct *task = mw_current_task();
 	struct mw_proc *p = proc_current(task, MW_LD(task, tgid));
 	struct mm_struct *mm;
 	struct mw_thread *t;
-	__u64 arg0 = PT_REGS_PARM1_SYSCALL(regs);
+	__u64 arg0 = args[0];
 
 	if (!p || (p->flags & MW_PROC_DEAD))
 		return 0;
@@ -85,12 +108,8 @@ static __always_inline int sys_enter(struct pt_regs *regs, __u32 op)
 	split_look(p, task, t);	/* before 6.2: its last fault's gains */
 	t->in_fault = 0;	/* ... and that fault is over */
 	t->sys_op = op;
-	t->sys_args[0] = arg0;
-	t->sys_args[1] = PT_REGS_PARM2_SYSCALL(regs);
-	t->sys_args[2] = PT_REGS_PARM3_SYSCALL(regs);
-	t->sys_args[3] = PT_REGS_PARM4_SYSCALL(regs);
-	t->sys_args[4] = PT_REGS_PARM5_SYSCALL(regs);
-	t->sys_args[5] = MW_SYSCALL_ARG6(regs);
+	for (int i = 0; i < 6; i++)
+		t->sys_args[i] = args[i];
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		t->sys_rss[m] = 0;
 	t->sys_vm_before = MW_LD(mm, total_vm);
@@ -187,7 +206,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 	return true;
 }
 
-static __always_inline int sys_exit(__s64 ret)
+static __always_inline int sys_exit(void *ctx, __s64 ret)
 {
 	struct task_struct *task = mw_current_task();
 	__u32 tgid = MW_LD(task, tgid), op;
@@ -255,17 +274,60 @@ static __always_inline int sys_exit(__s64 ret)
 	if (rec->nr_paths >= MW_MAX_VMAS)
 		size = sizeof(*rec);
 	emit(p, rec, size);
-	op_stack(p, t, tgid, rec, total_vm > t->sys_vm_before ?
+	op_stack(ctx, p, t, tgid, rec, total_vm > t->sys_vm_before ?
 			       (total_vm - t->sys_vm_before) << MW_PAGE_SHIFT : 0);
 	return 0;
+}
+
+/*
+ * The per-call tracepoints' records (syscall_trace_enter/exit in
+ * kernel/trace/trace_syscalls.c): nr is an int.  The kernel refuses a
+ * program that reads past the shortest record it is attached to (brk's: one
+ * argument), so the arguments come from the saved user registers instead.
+ */
+struct mw_sys_enter_ctx {
+	__u64 hidden;		/* the pt_regs pointer, not readable */
+	__s32 nr;
+};
+
+struct mw_sys_exit_ctx {
+	__u64 hidden;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+SEC("tracepoint")	/* attached to syscalls:sys_enter_<call> for each call */
+int sys_enter_tp(struct mw_sys_enter_ctx *ctx)
+{
+	__u32 op = syscall_op(ctx->nr);
+	struct pt_regs *regs;
+	__u64 a[6];
+
+	if (!op || !(regs = mw_task_pt_regs(mw_current_task())))
+		return 0;
+	syscall_args(regs, a);
+	return sys_enter(a, op);
+}
+
+SEC("tracepoint")	/* attached to syscalls:sys_exit_<call> for each call */
+int sys_exit_tp(struct mw_sys_exit_ctx *ctx)
+{
+	if (!syscall_op(ctx->nr))
+		return 0;
+	return sys_exit(ctx, ctx->ret);
 }
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 {
 	__u32 op = syscall_op(id);
+	__u64 a[6];
 
-	return op ? sys_enter(regs, op) : 0;
+	if (!op)
+		return 0;
+	syscall_args(regs, a);
+	return sys_enter(a, op);
 }
 
 SEC("tp_btf/sys_exit")
@@ -273,7 +335,7 @@ int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
 	if (!syscall_op(MW_SYSCALL_NR(regs)))
 		return 0;
-	return sys_exit(ret);
+	return sys_exit(ctx, ret);
 }
 
 #endif /* MW_SYSCALLS_BPF_H */

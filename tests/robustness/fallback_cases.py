@@ -3,8 +3,9 @@ differently built kernel would lack them.  What memwatch cannot do without
 (user/capture/preflight.c): exactly one line on stderr naming the feature and the
 Linux version that brought it, the documented exit code, and the command
 never started.  Where a fallback exists it is taken and the output stays
-right: rss_raw (the classic kmem:rss_stat tracepoint) and page_fault (RSS
-per process from rss_stat alone, with a one-line note), checked against
+right: rss_raw (the classic kmem:rss_stat tracepoint), page_fault (RSS
+per process from rss_stat alone, with a one-line note) and syscall_tp (the
+raw syscall tracepoints, with a one-line note), checked against
 /proc like any end-to-end case, and the programs memwatch loaded show the
 fallback was really in use."""
 import json
@@ -118,13 +119,73 @@ def page_fault(c, mw, tmp):
     exact_with(c, mw, "page_fault", ("cmd", "pid"))
 
 
+GETPPID_CALLS = 200000
+
+
+def syscall_runs(mw, disable, tmp):
+    """(names of the programs memwatch loaded, runs of its sys_enter program
+    while another process, not traced, makes GETPPID_CALLS getppid() calls,
+    memwatch's stderr), with kernel.bpf_stats_enabled on for the count."""
+    errpath = os.path.join(tmp, "sys.err")
+    with open(errpath, "wb") as err:
+        p = subprocess.Popen([mw, "-v", "-q", "--", "sleep", "30"], stderr=err,
+                             env=dict(os.environ, MEMWATCH_DISABLE=disable))
+    stats = "/proc/sys/kernel/bpf_stats_enabled"
+    old = common.read(stats).strip()
+    try:
+        common.wait_stderr(p, errpath, "from its first instruction")
+        ids = common.prog_ids(p.pid)
+
+        def runs():
+            return {q["name"]: q.get("run_cnt", 0) for q in common.bpftool("prog")
+                    if q["id"] in ids}
+        with open(stats, "w") as f:
+            f.write("1")
+        before = runs()
+        subprocess.run(["/usr/bin/python3", "-c", "import os\nfor _ in range(%d): os.getppid()"
+                        % GETPPID_CALLS], check=True, timeout=120)
+        after = runs()
+        enter = [n for n in after if n.startswith("sys_enter")]
+        n = sum(after[k] - before.get(k, 0) for k in enter)
+        return set(after), n, common.read(errpath)
+    finally:
+        with open(stats, "w") as f:
+            f.write(old)
+        common.kill_tree(p)
+
+
+def syscall_tp(c, mw, tmp):
+    """Per-call syscall tracepoints: an untraced process's getppid() runs no
+    memwatch program; without them (MEMWATCH_DISABLE=syscall_tp, as a kernel
+    without CONFIG_FTRACE_SYSCALLS) each runs the raw filter, memwatch says
+    so in one line, and the numbers stay exact."""
+    names, n, _ = syscall_runs(mw, "", tmp)
+    c.check("sys_enter_tp" in names and "sys_exit_tp" in names and
+            "sys_enter_raw" not in names,
+            f"the per-call syscall programs are the ones loaded ({sorted(names)})")
+    c.check(n < GETPPID_CALLS // 10,
+            f"{GETPPID_CALLS} getppid() calls elsewhere ran memwatch's sys_enter "
+            f"{n} times (other processes' memory calls only)")
+    names, n, err = syscall_runs(mw, "syscall_tp", tmp)
+    c.check("sys_enter_raw" in names and "sys_enter_tp" not in names,
+            f"syscall_tp off: the raw syscall programs are the ones loaded ({sorted(names)})")
+    c.check(n >= GETPPID_CALLS,
+            f"syscall_tp off: the raw filter ran for each of {GETPPID_CALLS} getppid() "
+            f"calls ({n} runs)")
+    notes = [ln for ln in err.splitlines() if "degraded on Linux" in ln]
+    c.check(len(notes) == 1 and "syscall-filter" in notes[0],
+            f"syscall_tp off: one line naming the degraded feature ({notes})")
+    exact_with(c, mw, "syscall_tp", ("cmd", "pid"))
+
+
 def run(c, mw, wl):
     tmp = tempfile.mkdtemp(prefix="mw-fallback-")
     try:
         for label, fn in (("fallbacks required features", lambda: required(c, mw, tmp)),
                           ("fallbacks compat object", lambda: compat_switch(c, mw, tmp)),
                           ("fallbacks rss_raw", lambda: rss_raw(c, mw, tmp)),
-                          ("fallbacks page_fault", lambda: page_fault(c, mw, tmp))):
+                          ("fallbacks page_fault", lambda: page_fault(c, mw, tmp)),
+                          ("fallbacks syscall_tp", lambda: syscall_tp(c, mw, tmp))):
             with common.subcase(c, label):
                 fn()
     finally:

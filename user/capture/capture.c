@@ -19,10 +19,13 @@
 
 struct mw_capture {
 	struct memwatch_bpf *skel;
-	struct memwatch_bpf *skel2;	/* per process: sys_exit_raw, loaded in parallel */
+	struct memwatch_bpf *skel2;	/* per process: the sys_exit program, loaded in parallel */
 	struct ring_buffer *rb;
 	struct bpf_link *rss_link;
 	bool rss_raw;
+	bool sys_tp;		/* per-call syscall tracepoints (bpf/syscalls.bpf.h) */
+	struct bpf_link *sys_links[2 * 16];
+	size_t nsys_links;
 	__u32 procs_gen;	/* the last value written to the map */
 	pid_t *proc_pids;	/* who has each index of 'procs', 0: free */
 	size_t nprocs;		/* its entries: the maps' max_entries */
@@ -189,6 +192,87 @@ static bool is_rss_program(const struct memwatch_bpf *s, const struct bpf_progra
 	       p == s->progs.host_rss_stat || p == s->progs.host_rss_stat_raw;
 }
 
+/*
+ * The syscalls memwatch follows (bpf/syscalls.bpf.h: syscall_op), by their
+ * tracepoints' names; vm: the calls that change VM, which host-wide mode
+ * follows.  A kernel without one of them (mseal before 6.10) has no such
+ * call either.
+ */
+static const struct {
+	const char *name;
+	bool vm;
+} traced_calls[] = {
+	{ "mmap", true }, { "munmap", true }, { "mremap", true }, { "brk", true },
+	{ "shmat", true }, { "shmdt", true }, { "mprotect", false },
+	{ "pkey_mprotect", false }, { "madvise", false }, { "mlock", false },
+	{ "mlock2", false }, { "munlock", false }, { "mseal", false }, { "prctl", false },
+};
+
+static bool is_syscall_program(const struct memwatch_bpf *s, const struct bpf_program *p,
+			       bool *tp)
+{
+	*tp = p == s->progs.sys_enter_tp || p == s->progs.sys_exit_tp ||
+	      p == s->progs.host_sys_exit_tp;
+	return *tp || p == s->progs.sys_enter_raw || p == s->progs.sys_exit_raw ||
+	       p == s->progs.host_sys_exit;
+}
+
+/* The per-process sys_exit program of this kernel, the one slowest to verify. */
+static struct bpf_program *sys_exit_program(const struct mw_capture *c,
+					    const struct memwatch_bpf *s)
+{
+	return c->sys_tp ? s->progs.sys_exit_tp : s->progs.sys_exit_raw;
+}
+
+static int attach_call(struct mw_capture *c, struct bpf_program *prog, const char *dir,
+		       const char *call)
+{
+	char tp[64];
+	struct bpf_link *l;
+
+	snprintf(tp, sizeof(tp), "sys_%s_%s", dir, call);
+	quiet_libbpf = true;
+	l = bpf_program__attach_tracepoint(prog, "syscalls", tp);
+	quiet_libbpf = false;
+	if (!l)
+		return -errno;
+	if (c->nsys_links < MW_ARRAY_SIZE(c->sys_links))
+		c->sys_links[c->nsys_links++] = l;
+	return 0;
+}
+
+/* One program on each call's tracepoint; the three calls every process makes
+ * must be there, the others may be missing from an older kernel. */
+static int attach_syscalls(struct mw_capture *c)
+{
+	struct memwatch_bpf *s = c->skel;
+	struct bpf_program *exit_prog = c->host ? s->progs.host_sys_exit_tp :
+				        sys_exit_program(c, c->skel2 ? c->skel2 : s);
+	int err;
+
+	if (!c->sys_tp)
+		return 0;
+	for (size_t i = 0; i < MW_ARRAY_SIZE(traced_calls); i++) {
+		const char *call = traced_calls[i].name;
+
+		if (c->host && !traced_calls[i].vm)
+			continue;
+		const char *dir = "enter";
+
+		err = c->host ? 0 : attach_call(c, s->progs.sys_enter_tp, dir, call);
+		if (!err)
+			err = attach_call(c, exit_prog, dir = "exit", call);
+		if (err && i < 4) {
+			mw_err("cannot attach to the tracepoint syscalls:sys_%s_%s: %s",
+			       dir, call, strerror(-err));
+			return err;
+		}
+		if (err)
+			mw_dbg("no tracepoint for %s: %s", call, strerror(-err));
+	}
+	return 0;
+}
+
 static bool is_fault_program(const struct memwatch_bpf *s, const struct bpf_program *p)
 {
 	return p == s->progs.page_fault_user || p == s->progs.page_fault_kernel ||
@@ -211,6 +295,7 @@ static void drop_missing_programs(struct mw_capture *c)
 	bool faults = user_faults_available();
 	bool kfaults = faults && btf_tracepoint_exists("page_fault_kernel");
 	struct bpf_program *p;
+	bool tp;
 
 	bpf_object__for_each_program(p, s->obj) {
 		bool host = strncmp(bpf_program__name(p), "host_", 5) == 0;
@@ -231,6 +316,9 @@ static void drop_missing_programs(struct mw_capture *c)
 		} else if (is_rss_program(s, p)) {
 			bpf_program__set_autoattach(p, false);
 			load = p == rss_program(c);
+		} else if (is_syscall_program(s, p, &tp)) {
+			/* One of the two forms (bpf/syscalls.bpf.h). */
+			load = load && tp == c->sys_tp;
 		} else if (is_fault_program(s, p)) {
 			bool kernel = p == s->progs.page_fault_kernel || p == s->progs.host_fault_kernel;
 
@@ -324,12 +412,12 @@ static void *load_job_run(void *arg)
 }
 
 /*
- * Per process, the verifier takes longest over sys_exit_raw (~0.09 s here,
- * all the others together ~0.02 s), and libbpf's CO-RE pass over the vmlinux
- * BTF about as long.  So: a copy of the object with no programs creates the
- * maps (and the frozen .rodata the verifier reads its constants from); then
- * two more copies over those maps load sys_exit_raw and the rest at the same
- * time, on two CPUs.  Host-wide programs are small: one copy.
+ * Per process, the verifier takes longest over the sys_exit program (~0.09 s
+ * here, all the others together ~0.02 s), and libbpf's CO-RE pass over the
+ * vmlinux BTF about as long.  So: a copy of the object with no programs
+ * creates the maps (and the frozen .rodata the verifier reads its constants
+ * from); then two more copies over those maps load sys_exit and the rest at
+ * the same time, on two CPUs.  Host-wide programs are small: one copy.
  */
 static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
 {
@@ -347,8 +435,8 @@ static int load_split(struct mw_capture *c, const struct mw_capture_opts *o)
 	bpf_object__for_each_program(p, maps->obj)
 		bpf_program__set_autoload(p, false);
 	bpf_object__for_each_program(p, c->skel2->obj)
-		bpf_program__set_autoload(p, p == c->skel2->progs.sys_exit_raw);
-	bpf_program__set_autoload(c->skel->progs.sys_exit_raw, false);
+		bpf_program__set_autoload(p, p == sys_exit_program(c, c->skel2));
+	bpf_program__set_autoload(sys_exit_program(c, c->skel), false);
 	err = memwatch_bpf__load(maps);
 	if (!err)
 		err = reuse_maps(c->skel, maps) ?: reuse_maps(c->skel2, maps);
@@ -389,12 +477,6 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	int err, code = MW_EXIT_BPF;
 
 	libbpf_set_print(libbpf_print);
-	if (o->stacks && !kernel_get()->stacks) {
-		mw_err("--stacks needs bpf_get_task_stack() on a BTF task (Linux 5.11 and the "
-		       "main BPF object, 5.17), which this kernel (%s) lacks", kernel_get()->release);
-		free(c);
-		return MW_EXIT_KERNEL;
-	}
 	c->sink = o->sink;
 	c->sink_ctx = o->sink_ctx;
 	c->ncpus = libbpf_num_possible_cpus();
@@ -403,6 +485,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->rss_raw = !kernel_get()->compat && btf_tracepoint_exists("rss_stat") &&
 		     btf_has_percpu_rss() && !feature_disabled("rss_raw");
 	c->host = o->host_procs > 0;
+	c->sys_tp = kernel_get()->syscall_tp;
 	c->nmarkers = o->nmarkers;
 	err = open_and_load(c, o);
 	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
@@ -430,6 +513,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 		err = memwatch_bpf__attach(c->skel2);
 	if (!err)
 		err = attach_rss(c);
+	if (!err)
+		err = attach_syscalls(c);
 	if (err) {
 		mw_err("cannot attach the BPF programs: %s", strerror(-err));
 		goto fail;
@@ -447,8 +532,9 @@ fail:
 }
 
 /*
- * Detaching a uprobe waits for RCU grace periods, serialised in the kernel:
- * half a second for a handful of USDT probes.  A child holding copies of
+ * Detaching a uprobe or a classic tracepoint waits for RCU grace periods,
+ * serialised in the kernel: half a second for a handful of USDT probes, as
+ * much for the syscall tracepoints.  A child holding copies of
  * every descriptor lets us return at once; when we exit, it exits, and the
  * kernel releases the probes then.  Nothing is left attached either way.
  */
@@ -457,7 +543,7 @@ static void detach_in_background(struct mw_capture *c)
 	int fds[2];
 	pid_t pid;
 
-	if (!c->nmarker_links || pipe(fds))
+	if ((!c->nmarker_links && !c->nsys_links) || pipe(fds))
 		return;
 	pid = fork();
 	if (pid == 0) {
@@ -484,6 +570,8 @@ void capture_close(struct mw_capture *c)
 	detach_in_background(c);
 	ring_buffer__free(c->rb);
 	bpf_link__destroy(c->rss_link);
+	for (size_t i = 0; i < c->nsys_links; i++)
+		bpf_link__destroy(c->sys_links[i]);
 	for (size_t i = 0; i < c->nmarker_links; i++)
 		bpf_link__destroy(c->marker_links[i]);
 	free(c->marker_links);

@@ -53,11 +53,13 @@ const struct mw_kernel *kernel_get(void)
 	 * markers are a bank of programs there, one per spec. */
 	k.attach_cookie = !k.compat;
 
-	k.stacks = !k.compat;
-	if (k.compat)
-		degrade(&k, "stacks", "--stacks takes user stacks with bpf_get_task_stack() "
-			"on the current task as a BTF pointer (Linux 5.11), which the compat "
-			"object does without");
+	/* Per-call syscall tracepoints (CONFIG_FTRACE_SYSCALLS): without them
+	 * every syscall on the host runs memwatch's filter (syscalls.bpf.h). */
+	k.syscall_tp = syscall_tracepoints_exist();
+	if (!k.syscall_tp)
+		degrade(&k, "syscall-filter", "no per-call syscall tracepoints "
+			"(syscalls:sys_enter_mmap; CONFIG_FTRACE_SYSCALLS): every process's "
+			"syscalls run memwatch's filter on the raw sys_enter/sys_exit");
 	/* A fault that moved CPU: found through bpf_map_lookup_percpu_elem()
 	 * (5.19) where counters are per CPU (6.2+), and before that from the
 	 * thread's own state (fault.bpf.h): nothing degrades. */

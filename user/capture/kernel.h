@@ -27,7 +27,7 @@ struct mw_kernel {
 	bool compat_ok;			/* ... and the compat object can read its VMAs */
 	bool split_rss;			/* before 6.2: per-task RSS caches */
 	bool attach_cookie;		/* bpf_get_attach_cookie(): --phase-at, --iter */
-	bool stacks;			/* --stacks (the main object) */
+	bool syscall_tp;		/* syscalls:sys_{enter,exit}_<call> tracepoints */
 	size_t ndegraded;
 	struct mw_degraded degraded[MW_KERNEL_MAX_DEGRADED];
 };

@@ -80,6 +80,22 @@ static bool tracefs_ready(void)
 	return false;
 }
 
+/* Per-call syscall tracepoints, which libbpf attaches by their tracefs id. */
+bool syscall_tracepoints_exist(void)
+{
+	char path[160];
+
+	if (feature_disabled("syscall_tp"))
+		return false;
+	for (size_t i = 0; i < MW_ARRAY_SIZE(tracefs_dirs); i++) {
+		snprintf(path, sizeof(path), "%s/events/syscalls/sys_exit_mmap/id",
+			 tracefs_dirs[i]);
+		if (access(path, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
 int preflight_tracefs(void)
 {
 	if (feature_disabled("tracefs")) {

@@ -33,6 +33,8 @@ bool kernel_feature_present(const struct kernel_feature *f);
 /* Does vmlinux BTF have a raw tracepoint for tp_btf/name? */
 bool btf_tracepoint_exists(const char *name);
 bool btf_has_percpu_rss(void);
+/* syscalls:sys_enter_mmap and the rest (tracefs, CONFIG_FTRACE_SYSCALLS)? */
+bool syscall_tracepoints_exist(void);
 bool btf_has_split_rss(void);
 bool btf_struct_has(const char *type, const char *member);
 /* MEMWATCH_DISABLE=feat1,feat2 forces a feature off (tests of fallbacks). */

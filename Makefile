@@ -139,11 +139,12 @@ test: memwatch workloads $(UNIT_BINS)
 	@tests/run-all $(UNIT_BINS)
 
 # The kernel matrix (tests/kernels/run): each kernel of tests/kernels/kernels.list
-# booted under qemu with this machine's root filesystem, plus host:always.
+# booted under qemu with this machine's root filesystem, with the suite its
+# TESTS column names (KERNEL_SUITE=quick|full for all), plus host:always.
 KERNELS ?=
-KERNEL_SUITE ?= quick
+KERNEL_SUITE ?=
 test-kernels: memwatch workloads
-	@tests/kernels/run --suite $(KERNEL_SUITE) $(KERNELS)
+	@tests/kernels/run $(if $(KERNEL_SUITE),--suite $(KERNEL_SUITE)) $(KERNELS)
 
 # scripts/bench's "floor" peer: empty programs on memwatch's per-event
 # tracepoints (scripts/bench/run builds it).

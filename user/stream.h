@@ -11,6 +11,7 @@
 #ifndef MW_STREAM_H
 #define MW_STREAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "memwatch.h"
@@ -70,7 +71,14 @@ struct mw_end {
 	int32_t wait_status;	/* as from waitpid(), when known; else -1 */
 	uint32_t pad;
 	uint64_t ts;
+	/* Where the analysis could not keep up and the end came (-d, a
+	 * signal): how far behind the kernel it stopped, and the structural
+	 * records it never applied, which count as lost.  Older recordings
+	 * end before these: zero. */
+	uint64_t behind_ns;
+	uint64_t unapplied;
 };
+#define MW_END_V1_LEN	offsetof(struct mw_end, behind_ns)
 
 struct mw_oracle_ans {
 	uint32_t pid;

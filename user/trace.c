@@ -317,17 +317,21 @@ out:
 	free(k2);
 }
 
-static void drain(struct session *s)
+/* Apply what the ring buffer holds until it is empty, or until limit (0:
+ * none; the producer is held or gone).  Returns false if some is left. */
+static bool drain(struct session *s, uint64_t limit)
 {
 	while (capture_poll(s->cap, 0) > 0)
-		;
+		if (limit && mw_now_ns() >= limit)
+			return false;
+	return true;
 }
 
 /* The process is held (at its exit): apply everything, correct the layout
  * and the RSS of re-checked mappings while /proc still shows them. */
 static void catch_up(struct session *s)
 {
-	drain(s);
+	drain(s, 0);
 	feed_seed(s, MW_SEED_RESYNC);	/* names and layout, as /proc has them */
 	/* Every mapping's RSS, measured while it is still there. */
 	for (size_t i = 0; i < s->acct->model.nlive; i++)
@@ -357,7 +361,29 @@ static void note_unlinked_files(struct session *s)
 	}
 }
 
-static void finish(struct session *s, bool exited, int status)
+/*
+ * The end came while the process still runs (-d, a signal) and the analysis
+ * is behind a producer faster than it: it gets until limit, then what is
+ * left is counted, said in one line, and the layout re-read from /proc so
+ * that the totals and the table are exact all the same.
+ */
+static void stop_behind(struct session *s, struct mw_end *end)
+{
+	struct mw_proc *k = mw_xcalloc(1, sizeof(*k));
+	uint64_t now = mw_now_ns(), last = capture_last_ts(s->cap);
+
+	end->behind_ns = last && now > last ? now - last : 0;
+	if (!capture_proc_read(s->cap, s->pid, k) && s->acct->seq_known &&
+	    k->seq > s->acct->last_seq)
+		end->unapplied = k->seq - s->acct->last_seq;
+	free(k);
+	s->acct->need_resync = true;
+	mw_err("stopped %.1f s behind the kernel: %llu records not applied, counted as lost "
+	       "(the totals and the layout are re-read from /proc)", end->behind_ns / 1e9,
+	       (unsigned long long)end->unapplied);
+}
+
+static void finish(struct session *s, bool exited, int status, uint64_t drain_limit)
 {
 	struct mw_end end = {
 		.pid = s->pid,
@@ -367,7 +393,8 @@ static void finish(struct session *s, bool exited, int status)
 		.ts = exited && s->exit_stop_ns ? s->exit_stop_ns : mw_now_ns(),
 	};
 
-	drain(s);
+	if (!drain(s, exited ? 0 : drain_limit))
+		stop_behind(s, &end);
 	if (s->alive && !s->acct->exited &&
 	    model_vm_bytes(&s->acct->model) != account_vm(s->acct))
 		s->acct->need_resync = true;
@@ -433,6 +460,9 @@ static int wait_ms(uint64_t now, uint64_t next_sample)
 	return next_sample > now ? (int)((next_sample - now) / MW_NS_PER_MS) + 1 : 0;
 }
 
+/* How long the end may spend applying what the ring buffer still holds. */
+#define MW_END_DRAIN_NS		(300 * MW_NS_PER_MS)
+
 static int loop(struct session *s, int *cmd_status)
 {
 	const struct trace_opts *o = s->o;
@@ -447,7 +477,7 @@ static int loop(struct session *s, int *cmd_status)
 		n = wait_events(s, wait_ms(mw_now_ns(), next_sample));
 		if (n < 0 && n != -EINTR) {
 			mw_err("reading the ring buffer failed: %s", strerror(-n));
-			finish(s, false, -1);
+			finish(s, false, -1, mw_now_ns() + MW_END_DRAIN_NS);
 			return MW_EXIT_RUNTIME;
 		}
 		reconcile_splits(s, false);
@@ -483,7 +513,10 @@ static int loop(struct session *s, int *cmd_status)
 	}
 	if (exited && !o->cmd)
 		s->alive = false;
-	finish(s, exited, status);
+	/* -d N ends within N + 0.5 s: the rest of the end (reads of /proc,
+	 * the reports) needs the last 0.2 of it. */
+	finish(s, exited, status, (deadline && now >= deadline ? deadline : mw_now_ns()) +
+	       MW_END_DRAIN_NS);
 	*cmd_status = status;
 	return 0;
 }

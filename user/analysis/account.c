@@ -55,6 +55,13 @@ void account_free(struct mw_account *a)
 
 /* ---- totals ------------------------------------------------------------ */
 
+/* Records the kernel dropped (ring buffer full), and those the analysis
+ * never applied because the end came while it was behind. */
+uint64_t account_lost(const struct mw_account *a)
+{
+	return a->kstate.lost + a->unapplied;
+}
+
 uint64_t account_vm(const struct mw_account *a)
 {
 	return a->kstate.total_vm << MW_PAGE_SHIFT;
@@ -840,8 +847,13 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		callsites_sym(&a->sites, r->data, r->len);
 		break;
 	case MW_S_END:
-		if (r->len >= sizeof(struct mw_end)) {
-			const struct mw_end *e = r->data;
+		if (r->len >= MW_END_V1_LEN) {
+			struct mw_end e0 = { 0 };
+			const struct mw_end *e = &e0;
+
+			memcpy(&e0, r->data, MW_MIN((size_t)r->len, sizeof(e0)));
+			a->behind_ns = e->behind_ns;
+			a->unapplied = e->unapplied;
 
 			a->ended = true;
 			/* An exit ends the trace when it happened, not when we

@@ -29,6 +29,8 @@ struct mw_account {
 	uint32_t last_seq;	/* structural sequence, to detect lost records */
 	bool seq_known;
 	uint64_t seq_gaps;	/* structural records known lost */
+	uint64_t behind_ns;	/* the end came this far behind the kernel */
+	uint64_t unapplied;	/* ... with these structural records unread */
 	bool need_resync;	/* the layout should be re-read from /proc */
 	uint64_t resyncs;
 	uint64_t reconciled;	/* mappings re-measured after a split */
@@ -59,6 +61,7 @@ void account_free(struct mw_account *a);
 void account_feed(struct mw_account *a, const struct mw_srec *r);
 
 /* Totals, as /proc/PID/status showed them at the end (bytes). */
+uint64_t account_lost(const struct mw_account *a);
 uint64_t account_vm(const struct mw_account *a);
 uint64_t account_vm_peak(const struct mw_account *a);
 int64_t account_rss(const struct mw_account *a, int member);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,9 @@ struct mw_capture {
 	mw_sink_fn sink;
 	void *sink_ctx;
 	int ncpus;
+	uint64_t poll_until;	/* capture_poll()'s budget ends */
+	uint64_t polled;	/* records this capture_poll() */
+	uint64_t last_ts;	/* the kernel's time of the last record read */
 };
 
 static bool quiet_libbpf;	/* trying probes that may not be there */
@@ -125,12 +129,24 @@ static void load_failure(int err)
 	       strerror(-err), load_log.why[0] ? ": " : "", load_log.why);
 }
 
+/*
+ * One capture_poll() reads for at most this long: a producer faster than
+ * the analysis must not keep the session from its samples, signals, marks
+ * and deadline.  libbpf has moved past a record before its callback runs,
+ * so a callback that says stop (-EAGAIN) loses nothing.
+ */
+#define MW_POLL_BUDGET_NS	(20 * MW_NS_PER_MS)
+
 static int on_record(void *ctx, void *data, size_t len)
 {
 	struct mw_capture *c = ctx;
 	struct mw_srec r = { .kind = MW_S_BPF, .len = len, .data = data };
 
 	c->sink(c->sink_ctx, &r);
+	if (len >= sizeof(struct mw_rec_hdr))
+		c->last_ts = ((const struct mw_rec_hdr *)data)->ts;
+	if (++c->polled % 32 == 0 && mw_now_ns() >= c->poll_until)
+		return -EAGAIN;
 	return 0;
 }
 
@@ -712,11 +728,24 @@ void capture_untrack(struct mw_capture *c, pid_t pid)
 
 int capture_poll(struct mw_capture *c, int timeout_ms)
 {
+	int n;
+
+	c->polled = 0;
+	c->poll_until = mw_now_ns() + MW_POLL_BUDGET_NS + (uint64_t)timeout_ms * MW_NS_PER_MS;
 	/* Most records are written without a wakeup (see emit_rec()): read
 	 * the buffer itself, not only what epoll reports. */
 	if (timeout_ms == 0)
-		return ring_buffer__consume(c->rb);
-	return ring_buffer__poll(c->rb, timeout_ms);
+		n = ring_buffer__consume(c->rb);
+	else
+		n = ring_buffer__poll(c->rb, timeout_ms);
+	if (n == -EAGAIN)	/* the budget ran out: more may be waiting */
+		return (int)MW_MIN(c->polled, (uint64_t)INT_MAX);
+	return n;
+}
+
+uint64_t capture_last_ts(const struct mw_capture *c)
+{
+	return c->last_ts;
 }
 
 int capture_emit_state(struct mw_capture *c, pid_t pid, int final)

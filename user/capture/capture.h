@@ -41,9 +41,12 @@ void capture_close(struct mw_capture *c);
 int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init);
 void capture_untrack(struct mw_capture *c, pid_t pid);
 
-/* Deliver pending ring-buffer records to the sink; returns how many, or a
+/* Deliver pending ring-buffer records to the sink, for at most ~20 ms past
+ * the wait; returns how many (more may be waiting when that ran out), or a
  * negative errno (-EINTR when a signal arrived). */
 int capture_poll(struct mw_capture *c, int timeout_ms);
+/* The kernel's timestamp (CLOCK_MONOTONIC ns) of the last record read. */
+uint64_t capture_last_ts(const struct mw_capture *c);
 
 /* A --phase-at / --iter spec: BINARY:SYMBOL[=NAME]. */
 struct mw_marker_spec {

@@ -292,9 +292,11 @@ static json_t *totals_json(const struct mw_account *a)
 
 static json_t *diagnostics_json(const struct mw_account *a)
 {
-	json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "lost_events_host", (json_int_t)a->stats[MW_STAT_RB_LOST],
 			 "seq_gaps", (json_int_t)a->seq_gaps,
+			 "behind_ms", (json_int_t)(a->behind_ns / 1000000),
+			 "unapplied_records", (json_int_t)a->unapplied,
 			 "resyncs", (json_int_t)a->resyncs,
 			 "vm_mismatches", (json_int_t)a->vm_mismatches,
 			 "slot_evictions", (json_int_t)a->kstate.slot_evictions,
@@ -358,7 +360,7 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 
 	o = json_pack("{s:s, s:i, s:o, s:I, s:o, s:o}",
 		      "type", "summary", "pid", a->pid, "comm", jstr(a->comm),
-		      "lost_events", (json_int_t)a->kstate.lost,
+		      "lost_events", (json_int_t)account_lost(a),
 		      "totals", totals_json(a), "mappings", maps);
 	json_object_set_new(o, "duration_ns", json_integer(a->end_ns > a->start_ns ?
 							   a->end_ns - a->start_ns : 0));

@@ -114,7 +114,11 @@ static void totals(FILE *f, const struct mw_account *a)
 	}
 	if (!first)
 		fputc('\n', f);
-	fprintf(f, "  %-16s %12llu\n\n", "lost events", (unsigned long long)k->lost);
+	fprintf(f, "  %-16s %12llu", "lost events", (unsigned long long)account_lost(a));
+	if (a->unapplied)
+		fprintf(f, " (%llu not applied: the end came %.1f s behind the kernel)",
+			(unsigned long long)a->unapplied, a->behind_ns / 1e9);
+	fputs("\n\n", f);
 }
 
 static void mapping_row(FILE *f, const struct mw_account *a, const struct mw_mapping *mp)

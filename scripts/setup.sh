@@ -27,6 +27,8 @@ pkgs=(
 	libclang-rt-14-dev		# libFuzzer for tests/fuzz
 	qemu-system-x86 busybox-static	# make test-kernels: Debian kernels in VMs
 	kmod xz-utils zstd		# ... their modules: depmod, modprobe, unpacking
+	stress-ng			# tests: a producer faster than the analysis
+	python3-numpy			# tests: samples on time while --stacks symbolises
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,12 +453,83 @@ static uint64_t auto_step(uint64_t elapsed_ns)
 	return MW_NS_PER_SEC;
 }
 
-/* Milliseconds to wait for records: at most 50, less when a sample is due. */
-static int wait_ms(uint64_t now, uint64_t next_sample)
+/*
+ * Samples (-i, or the default with -j/--svg) are taken by the kernel when a
+ * thread of their own asks, on time, whatever the session's loop is doing:
+ * symbolising stacks (--stacks) or catching up with a fast producer does
+ * not leave holes in the timeline.  Each sample is a record with the
+ * kernel's totals and timestamp, applied in order with the rest.
+ */
+struct sampler {
+	struct session *s;
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	bool running;
+};
+
+static void *sampler_run(void *arg)
 {
-	if (!next_sample || next_sample >= now + 50 * MW_NS_PER_MS)
-		return 50;
-	return next_sample > now ? (int)((next_sample - now) / MW_NS_PER_MS) + 1 : 0;
+	struct sampler *sp = arg;
+	const struct trace_opts *o = sp->s->o;
+	uint64_t t0 = mw_now_ns();
+	uint64_t step = o->auto_samples ? auto_step(0) : (uint64_t)(o->interval * 1e9);
+	uint64_t next = t0 + step, now;
+	struct timespec ts;
+
+	pthread_mutex_lock(&sp->lock);
+	while (!sp->stop) {
+		ts.tv_sec = (time_t)(next / MW_NS_PER_SEC);
+		ts.tv_nsec = (long)(next % MW_NS_PER_SEC);
+		pthread_cond_timedwait(&sp->cond, &sp->lock, &ts);
+		now = mw_now_ns();
+		if (sp->stop || now < next)
+			continue;
+		capture_mark(sp->s->cap, sp->s->pid, MW_MARK_SAMPLE, NULL);
+		if (o->auto_samples)
+			step = auto_step(now - t0);
+		next += step * ((now - next) / step + 1);
+	}
+	pthread_mutex_unlock(&sp->lock);
+	return NULL;
+}
+
+static void sampler_start(struct sampler *sp, struct session *s)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->s = s;
+	if (!s->o->auto_samples && s->o->interval <= 0)
+		return;
+	pthread_mutex_init(&sp->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sp->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Signals stay the session loop's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	sp->running = pthread_create(&sp->th, NULL, sampler_run, sp) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!sp->running)
+		mw_err("cannot start the sampling thread: no samples");
+}
+
+static void sampler_stop(struct sampler *sp)
+{
+	if (!sp->running)
+		return;
+	pthread_mutex_lock(&sp->lock);
+	sp->stop = true;
+	pthread_cond_signal(&sp->cond);
+	pthread_mutex_unlock(&sp->lock);
+	pthread_join(sp->th, NULL);
+	sp->running = false;
+	pthread_cond_destroy(&sp->cond);
+	pthread_mutex_destroy(&sp->lock);
 }
 
 /* How long the end may spend applying what the ring buffer still holds. */
@@ -466,28 +538,24 @@ static int wait_ms(uint64_t now, uint64_t next_sample)
 static int loop(struct session *s, int *cmd_status)
 {
 	const struct trace_opts *o = s->o;
-	uint64_t now = mw_now_ns(), t0 = now;
+	uint64_t now = mw_now_ns();
 	uint64_t deadline = o->duration > 0 ? now + (uint64_t)(o->duration * 1e9) : 0;
-	uint64_t step = o->auto_samples ? auto_step(0) : (uint64_t)(o->interval * 1e9);
-	uint64_t next_sample = step ? now + step : 0, next_check = 0;
+	uint64_t next_check = 0;
 	int forwarded = 0, status = -1, n;
 	bool exited = false;
+	struct sampler sp;
 
+	sampler_start(&sp, s);
 	for (;;) {
-		n = wait_events(s, wait_ms(mw_now_ns(), next_sample));
+		n = wait_events(s, 50);
 		if (n < 0 && n != -EINTR) {
 			mw_err("reading the ring buffer failed: %s", strerror(-n));
+			sampler_stop(&sp);
 			finish(s, false, -1, mw_now_ns() + MW_END_DRAIN_NS);
 			return MW_EXIT_RUNTIME;
 		}
 		reconcile_splits(s, false);
 		now = mw_now_ns();
-		if (next_sample && now >= next_sample) {
-			capture_mark(s->cap, s->pid, MW_MARK_SAMPLE, NULL);
-			if (o->auto_samples)
-				step = auto_step(now - t0);
-			next_sample += step * ((now - next_sample) / step + 1);
-		}
 		if (handle_signal(s, &forwarded))
 			break;
 		if (s->held && reap_child(s, &status, o->cmd && s->acct->exited)) {
@@ -511,6 +579,7 @@ static int loop(struct session *s, int *cmd_status)
 		if (s->acct->need_resync && s->alive)
 			feed_seed(s, MW_SEED_RESYNC);
 	}
+	sampler_stop(&sp);
 	if (exited && !o->cmd)
 		s->alive = false;
 	/* -d N ends within N + 0.5 s: the rest of the end (reads of /proc,

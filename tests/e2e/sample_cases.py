@@ -1,5 +1,6 @@
 """-i SECONDS: rows over time in the text output, "sample" lines in the JSON,
-each with the process's totals at that instant."""
+each with the process's totals at that instant, taken on time even while
+the loader is busy (symbolising --stacks)."""
 import json
 import os
 import subprocess
@@ -30,4 +31,22 @@ def run(c, mw, wl):
     rows = [ln for ln in text.splitlines() if ln.strip() and ln.split()[0].replace(".", "").isdigit()
             and "M" in ln]
     c.check("secs" in text and len(rows) >= 3, f"the text output has a row per sample ({len(rows)})")
+    subprocess.run(["rm", "-rf", d])
+    on_time(c, mw)
+
+
+def on_time(c, mw):
+    """--stacks makes the loader symbolise each new module (libpython, numpy's
+    libraries) while the import maps them: samples must not wait for it."""
+    d = tempfile.mkdtemp(prefix="mw-sample-stacks-")
+    out = os.path.join(d, "out.json")
+    p = subprocess.run([mw, "-q", "--stacks", "-i", "0.05", "-j", out, "--",
+                        "/usr/bin/python3", "-c", "import numpy"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    c.eq(p.returncode, 0, "--stacks -i: exit status (python3-numpy installed?)")
+    ts = [o["ts_ns"] for o in map(json.loads, open(out)) if o["type"] == "sample"]
+    gap = max((b - a for a, b in zip(ts, ts[1:])), default=0) / 1e9
+    c.check(len(ts) >= 3 and gap <= 0.25,
+            f"--stacks: samples every 0.05 s while symbolising ({len(ts)} samples, "
+            f"largest gap {gap:.3f} s, at most 0.25)")
     subprocess.run(["rm", "-rf", d])

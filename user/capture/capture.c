@@ -847,28 +847,35 @@ int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
 	return 0;
 }
 
+/* The session's loop (memwatch mark) and its sampling thread both mark;
+ * the compat object passes the arguments through one map entry. */
+static pthread_mutex_t mark_lock = PTHREAD_MUTEX_INITIALIZER;
+
 int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name)
 {
 	struct mw_mark_args args = { .tgid = pid, .kind = kind };
 	LIBBPF_OPTS(bpf_test_run_opts, ro, .ctx_in = &args, .ctx_size_in = sizeof(args));
 	__u64 raw_ctx[1] = { 0 };
 	__u32 zero = 0;
+	int err = 0;
 
 	if (name)
 		snprintf(args.name, sizeof(args.name), "%s", name);
+	pthread_mutex_lock(&mark_lock);
 	if (kernel_get()->compat) {
 		/* A raw_tp program there (no syscall programs before 5.14),
 		 * with its arguments in a map. */
 		struct bpf_map *m = bpf_object__find_map_by_name(c->skel->obj, "mark_args");
 
 		if (!m || bpf_map_update_elem(bpf_map__fd(m), &zero, &args, BPF_ANY))
-			return -errno;
+			err = m ? -errno : -ENOENT;
 		ro.ctx_in = raw_ctx;
 		ro.ctx_size_in = sizeof(raw_ctx);
 	}
-	if (bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.mark_syscall), &ro))
-		return -errno;
-	return 0;
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(c->skel->progs.mark_syscall), &ro))
+		err = -errno;
+	pthread_mutex_unlock(&mark_lock);
+	return err;
 }
 
 int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out)

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	4
+#define MW_ABI_VERSION	5
 
 #define MW_PAGE_SHIFT	12
 #define MW_COMM_LEN	16
@@ -60,6 +60,7 @@ enum mw_rec_type {
 	MW_REC_MARK,		/* struct mw_mark_rec */
 	MW_REC_STACK,		/* struct mw_stack_rec (--stacks) */
 	MW_REC_HOST_EXIT,	/* struct mw_host_exit_rec (host-wide tracing) */
+	MW_REC_COALESCED,	/* struct mw_coalesced_rec */
 };
 
 /* Phase markers. */
@@ -132,6 +133,18 @@ struct mw_op_rec {
 	__u32 nr_paths;		/* paths[] entries present (one per file VMA) */
 	struct mw_vma vmas[MW_MAX_VMAS];
 	char paths[MW_MAX_VMAS][MW_PATH_LEN]; /* paths[i] belongs to vmas[i] */
+};
+
+/*
+ * Ring-buffer pressure (syscalls.bpf.h: coalescing()): the process's calls
+ * between first_ts and hdr.ts were counted in the kernel's totals but not
+ * sent one by one.  Emitted before the first record sent again; the layout
+ * is then re-read from /proc.
+ */
+struct mw_coalesced_rec {
+	struct mw_rec_hdr hdr;	/* seq 0 */
+	__u64 calls;
+	__u64 first_ts;
 };
 
 /*
@@ -268,6 +281,9 @@ struct mw_proc {
 	__u64 lost;		/* records this process could not emit */
 	__u64 slot_evictions;	/* slot collisions flushed early */
 	__u64 slot_dirty;	/* bit i: slots[i] was added to since harvested */
+	__u64 coalescing;	/* calls counted, not sent, in the window now open */
+	__u64 coalesce_ts;	/* ... which opened then */
+	__u64 coalesced;	/* calls in the windows closed so far */
 	struct mw_slot slots[MW_SLOTS];
 };
 

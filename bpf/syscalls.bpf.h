@@ -206,6 +206,42 @@ static __always_inline bool op_describe(struct task_struct *task,
 	return true;
 }
 
+/*
+ * Pressure: past 3/4 of the ring buffer, a process's calls are counted (the
+ * totals live here and stay exact) instead of sent, until it is below 1/4;
+ * the first record sent after says how many (mw_coalesced_rec) and the
+ * loader re-reads the layout.  The window is named in the report; what it
+ * loses is per-call detail (histograms, per-mapping growth inside it), not
+ * records: nothing is dropped and nothing counts as lost.
+ */
+const volatile bool coalesce = true;	/* MEMWATCH_DISABLE=coalesce: off */
+
+static __always_inline bool coalescing(struct mw_proc *p)
+{
+	__u64 avail, size;
+
+	if (!coalesce)
+		return false;
+	avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
+
+	return p->coalescing ? avail > size / 4 : avail > size / 4 * 3;
+}
+
+/* The window closes: say so before the first record sent again. */
+static __always_inline void coalesce_end(struct mw_proc *p, __u32 tgid)
+{
+	struct mw_coalesced_rec rec = {};
+
+	rec.calls = mw_xchg(&p->coalescing, 0);
+	if (!rec.calls)
+		return;		/* another thread said it */
+	rec.first_ts = p->coalesce_ts;
+	mw_add(&p->coalesced, rec.calls);
+	hdr_fill(&rec.hdr, MW_REC_COALESCED, tgid, 0);
+	emit_rec(p, &rec, sizeof(rec), true);
+}
+
 static __always_inline int sys_exit(void *ctx, __s64 ret)
 {
 	struct task_struct *task = mw_current_task();
@@ -238,6 +274,16 @@ static __always_inline int sys_exit(void *ctx, __s64 ret)
 	else
 		p->unmapped_bytes += (t->sys_vm_before - total_vm) << MW_PAGE_SHIFT;
 
+	if (coalescing(p)) {
+		if (!p->coalescing)
+			p->coalesce_ts = bpf_ktime_get_ns();
+		mw_add(&p->coalescing, 1);
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			mw_add(&p->unattributed[m], t->sys_rss[m]);
+		return 0;
+	}
+	if (p->coalescing)
+		coalesce_end(p, tgid);
 	sc = scratch_get(0);
 	if (!sc)
 		return 0;

@@ -16,7 +16,7 @@
 
 #include "memwatch.h"
 
-#define MW_STREAM_VERSION	4
+#define MW_STREAM_VERSION	5
 
 enum mw_srec_kind {
 	MW_S_BPF = 1,	/* a ring-buffer record: struct mw_rec_hdr first */

@@ -1,28 +1,71 @@
 """A ring buffer too small for the stream (--ringbuf-size 4096): every record
 that does not fit is counted, the per-process count equals the host-wide
 one (one traced process), the sequence numbers show the lost structural
-records, and the re-reads of /proc keep the final state exact."""
+records, and the re-reads of /proc keep the final state exact.  And a
+producer faster than the analysis: the end still comes on time, and what it
+leaves unread counts as lost."""
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 import common
 
 
 def run(c, mw, wl):
+    with common.subcase(c, "drops tiny ring buffer, coalescing"):
+        coalesced(c, mw, wl)
+    with common.subcase(c, "drops tiny ring buffer"):
+        tiny(c, mw, wl)
+
+
+def churn_tiny(mw, wl, ck, disable=""):
+    """churn 3000 with a 4 KiB ring buffer, memwatch and it on one CPU: the
+    reader runs only when the workload is preempted, so the buffer fills."""
+    out = os.path.join(ck, "out.json")
+    p = subprocess.run(["taskset", "-c", "0", mw, "-q", "--ringbuf-size", "4096",
+                        "-j", out, "--", os.path.join(wl, "churn"), "3000"],
+                       env=dict(os.environ, MW_CKPT_DIR=ck, MEMWATCH_DISABLE=disable),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    return p, [json.loads(x) for x in open(out)][-1]
+
+
+def coalesced(c, mw, wl):
+    """Pressure is coalesced in the kernel (bpf/syscalls.bpf.h): the calls
+    are counted, not sent, the window is said, nothing is lost, and the
+    re-read of /proc keeps the final state exact."""
+    h = common.harness()
+    ck = tempfile.mkdtemp(prefix="mw-coalesce-")
+    try:
+        p, s = churn_tiny(mw, wl, ck)
+        c.eq(p.returncode, 0, "coalescing: exit status")
+        d = s["diagnostics"]
+        c.check(d["coalesced_calls"] > 0 and d["coalesced_windows"] > 0,
+                f"pressure coalesced ({d['coalesced_calls']} calls in "
+                f"{d['coalesced_windows']} windows)")
+        c.eq(s["lost_events"], d["lost_events_host"], "coalescing: every drop counted")
+        c.check(s["lost_events"] * 10 < d["coalesced_calls"],
+                f"coalescing: few records lost ({s['lost_events']}) against "
+                f"{d['coalesced_calls']} coalesced calls")
+        c.check(d["resyncs"] > 0, f"coalesced windows make memwatch re-read /proc ({d['resyncs']})")
+        h.compare_mappings(c, s, ck)
+        final = h.parse_status(os.path.join(ck, "final.status"))
+        c.eq(s["totals"]["vm_bytes"], final["VmSize"], "VM size after coalescing")
+        c.near(s["totals"]["rss_bytes"], final["VmRSS"], "RSS after coalescing")
+    finally:
+        shutil.rmtree(ck, ignore_errors=True)
+
+
+def tiny(c, mw, wl):
+    """With coalescing off (MEMWATCH_DISABLE=coalesce), records are dropped:
+    each is counted, and the final state is exact all the same."""
     h = common.harness()
     ck = tempfile.mkdtemp(prefix="mw-drop-")
     out = os.path.join(ck, "out.json")
     try:
-        # One CPU for both: the reader runs only when the workload is
-        # preempted, so a 4 KiB buffer must overflow.
-        p = subprocess.run(["taskset", "-c", "0", mw, "-q", "--ringbuf-size", "4096",
-                            "-j", out, "--",
-                            os.path.join(wl, "churn"), "3000"],
-                           env=dict(os.environ, MW_CKPT_DIR=ck), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=120)
+        p, _ = churn_tiny(mw, wl, ck, "coalesce")
         c.eq(p.returncode, 0, "tiny ring buffer: exit status")
         s = [json.loads(x) for x in open(out)][-1]
         d = s["diagnostics"]
@@ -37,3 +80,59 @@ def run(c, mw, wl):
         c.near(s["totals"]["rss_bytes"], final["VmRSS"], "RSS despite drops")
     finally:
         shutil.rmtree(ck, ignore_errors=True)
+
+
+def behind(c, mw):
+    """A producer faster than the analysis (stress-ng's mmap worker, both on
+    one CPU): -d N still ends within N + 0.5 s of attaching, and what the
+    end found not yet applied is said in one line and counted as lost."""
+    stress = shutil.which("stress-ng")
+    c.check(stress is not None, "stress-ng is installed (scripts/setup.sh)")
+    if not stress:
+        return
+    ck = tempfile.mkdtemp(prefix="mw-behind-")
+    out = os.path.join(ck, "out.json")
+    sp = subprocess.Popen(["taskset", "-c", "0", stress, "--mmap", "1", "--timeout", "30", "-q"],
+                          start_new_session=True)
+    try:
+        found = []
+        common.wait_for(lambda: found.extend(running_worker(sp.pid)) or found, 10,
+                        "the stress-ng worker")
+        worker = found[0]
+        errpath = os.path.join(ck, "stderr")
+        with open(errpath, "wb") as err:
+            p = subprocess.Popen(["taskset", "-c", "0", mw, "-q", "--ringbuf-size", str(64 << 20),
+                                  "-j", out, "-d", "2", "-p", str(worker)], stderr=err)
+            common.wait_stderr(p, errpath, "tracing PID")
+            t0 = time.monotonic()
+            rc = p.wait(timeout=60)
+            took = time.monotonic() - t0
+        c.eq(rc, 0, "behind: exit status")
+        c.check(took <= 2.5, f"-d 2 ended {took:.2f} s after attaching (at most 2.5)")
+        s = [json.loads(x) for x in open(out)][-1]
+        d = s["diagnostics"]
+        c.eq(s["lost_events"], d["lost_events_host"] + d["unapplied_records"],
+             "lost events = the kernel's drops + the records the end did not apply")
+        lines = [ln for ln in common.read(errpath).splitlines() if "behind the kernel" in ln]
+        if d["unapplied_records"]:
+            c.check(len(lines) == 1 and str(d["unapplied_records"]) in lines[0],
+                    f"behind: one line with the count ({lines})")
+        else:
+            c.check(not lines, f"kept up ({d['records']} records): no line saying behind")
+    finally:
+        os.killpg(sp.pid, 9)
+        sp.wait()
+        shutil.rmtree(ck, ignore_errors=True)
+
+
+def running_worker(sid):
+    """The stress-ng process of session sid that does the mapping."""
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.getsid(int(d)) != sid:
+                continue
+        except OSError:
+            continue
+        if b"[run]" in common.read(f"/proc/{d}/cmdline", "rb"):
+            return [int(d)]
+    return []

@@ -650,6 +650,14 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 	case MW_REC_STACK:
 		callsites_stack(&a->sites, &a->model, data, len);
 		break;
+	case MW_REC_COALESCED:
+		/* Calls the kernel counted but did not send: the layout is
+		 * re-read, the totals were never in doubt. */
+		if (len >= sizeof(struct mw_coalesced_rec)) {
+			a->coalesced_windows++;
+			a->need_resync = true;
+		}
+		break;
 	case MW_REC_EXEC:
 		note_seq(a, h->seq);
 		if (len < sizeof(*t))

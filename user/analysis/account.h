@@ -29,6 +29,7 @@ struct mw_account {
 	uint32_t last_seq;	/* structural sequence, to detect lost records */
 	bool seq_known;
 	uint64_t seq_gaps;	/* structural records known lost */
+	uint64_t coalesced_windows; /* ring-buffer pressure windows (bpf/syscalls.bpf.h) */
 	uint64_t behind_ns;	/* the end came this far behind the kernel */
 	uint64_t unapplied;	/* ... with these structural records unread */
 	bool need_resync;	/* the layout should be re-read from /proc */

@@ -386,6 +386,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->want_stacks = o->stacks;
 	s->rodata->user_faults = user_faults_available();
 	s->rodata->split_rss = kernel_get()->split_rss;
+	s->rodata->coalesce = !feature_disabled("coalesce");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);

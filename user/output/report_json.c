@@ -292,10 +292,12 @@ static json_t *totals_json(const struct mw_account *a)
 
 static json_t *diagnostics_json(const struct mw_account *a)
 {
-	json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	json_t *d = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 			 "lost_events_host", (json_int_t)a->stats[MW_STAT_RB_LOST],
 			 "seq_gaps", (json_int_t)a->seq_gaps,
 			 "behind_ms", (json_int_t)(a->behind_ns / 1000000),
+			 "coalesced_calls", (json_int_t)(a->kstate.coalesced + a->kstate.coalescing),
+			 "coalesced_windows", (json_int_t)(a->coalesced_windows + !!a->kstate.coalescing),
 			 "unapplied_records", (json_int_t)a->unapplied,
 			 "resyncs", (json_int_t)a->resyncs,
 			 "vm_mismatches", (json_int_t)a->vm_mismatches,

@@ -118,7 +118,14 @@ static void totals(FILE *f, const struct mw_account *a)
 	if (a->unapplied)
 		fprintf(f, " (%llu not applied: the end came %.1f s behind the kernel)",
 			(unsigned long long)a->unapplied, a->behind_ns / 1e9);
-	fputs("\n\n", f);
+	fputc('\n', f);
+	if (k->coalesced + k->coalescing)
+		fprintf(f, "  %-16s %12llu calls in %llu windows: the ring buffer was 3/4 full, so\n"
+			"  %-16s %12s they were counted, not sent; totals and layout exact, per-call\n"
+			"  %-16s %12s detail inside them (histograms, per-mapping growth) missing\n",
+			"coalesced", (unsigned long long)(k->coalesced + k->coalescing),
+			(unsigned long long)(a->coalesced_windows + !!k->coalescing), "", "", "", "");
+	fputc('\n', f);
 }
 
 static void mapping_row(FILE *f, const struct mw_account *a, const struct mw_mapping *mp)

@@ -2,7 +2,13 @@
 /*
  * floor.bpf.c - empty BPF programs on the tracepoints memwatch's per-process
  * mode runs on every event: what merely attaching there costs, the floor
- * under any tracer that watches every syscall exit and page fault.
+ * under any tracer that watches every syscall it follows and every fault.
+ *
+ * Syscalls, as memwatch attaches them (user/capture/capture.c): one program
+ * on syscalls:sys_enter_<call> and one on sys_exit_<call> for each of its
+ * calls, which floor.c attaches by name; or, with floor --raw, the raw
+ * sys_enter/sys_exit that run for every syscall of every process (memwatch
+ * with MEMWATCH_DISABLE=syscall_tp, and memwatch before the per-call hooks).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -10,14 +16,26 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(floor_sys_enter, struct pt_regs *regs, long id)
+SEC("tracepoint")	/* syscalls:sys_enter_<call>, attached by floor.c */
+int floor_sys_enter_tp(void *ctx)
 {
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(floor_sys_exit, struct pt_regs *regs, long ret)
+SEC("tracepoint")	/* syscalls:sys_exit_<call>, attached by floor.c */
+int floor_sys_exit_tp(void *ctx)
+{
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")	/* floor --raw */
+int BPF_PROG(floor_sys_enter_raw, struct pt_regs *regs, long id)
+{
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")	/* floor --raw */
+int BPF_PROG(floor_sys_exit_raw, struct pt_regs *regs, long ret)
 {
 	return 0;
 }

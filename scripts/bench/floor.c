@@ -2,20 +2,55 @@
 /*
  * floor.c - benchmark peer: attach floor.bpf.o's empty programs, then
  *
- *   floor OBJ -- CMD ARGS   run CMD and exit with its status, or
- *   floor OBJ               print "attached" and wait for SIGINT/SIGTERM.
+ *   floor [--raw] OBJ -- CMD ARGS   run CMD and exit with its status, or
+ *   floor [--raw] OBJ               print "attached" and wait for SIGINT/SIGTERM.
  *
  * The programs do nothing, so the time CMD loses is the cost of the
- * tracepoints being live: the floor under memwatch's own programs.
+ * tracepoints being live: the floor under memwatch's own programs.  The
+ * syscall programs go where memwatch puts its own: on the per-call
+ * tracepoints syscalls:sys_{enter,exit}_<call> of the calls it follows, or
+ * with --raw on the raw sys_enter/sys_exit (every syscall on the host).
  */
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stopping;
+
+/* memwatch's calls, as user/capture/capture.c's traced_calls. */
+static const char *const calls[] = {
+	"mmap", "munmap", "mremap", "brk", "shmat", "shmdt", "mprotect",
+	"pkey_mprotect", "madvise", "mlock", "mlock2", "munlock", "mseal", "prctl",
+};
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
+/* One program on syscalls:sys_<dir>_<call> for each call this kernel has;
+ * returns how many, or -1 if not even mmap's. */
+static int attach_calls(struct bpf_program *prog, const char *dir)
+{
+	char tp[64];
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		snprintf(tp, sizeof(tp), "sys_%s_%s", dir, calls[i]);
+		if (bpf_program__attach_tracepoint(prog, "syscalls", tp))
+			n++;
+		else if (i == 0)
+			return -1;
+	}
+	return n;
+}
 
 static void on_signal(int sig)
 {
@@ -45,22 +80,46 @@ int main(int argc, char **argv)
 {
 	struct bpf_object *obj;
 	struct bpf_program *prog;
-	int rc = 1;
+	bool raw = argc > 1 && !strcmp(argv[1], "--raw");
+	int rc = 1, ncalls = 0;
 
+	argc -= raw;
+	argv += raw;
 	if (argc < 2 || (argc > 2 && (strcmp(argv[2], "--") || argc < 4))) {
-		fprintf(stderr, "usage: floor OBJ [-- CMD ARGS]\n");
+		fprintf(stderr, "usage: floor [--raw] OBJ [-- CMD ARGS]\n");
 		return 2;
 	}
 	obj = bpf_object__open_file(argv[1], NULL);
-	if (!obj || bpf_object__load(obj)) {
+	if (!obj) {
+		fprintf(stderr, "floor: cannot open %s\n", argv[1]);
+		return 1;
+	}
+	/* One of the two syscall forms, as memwatch loads one. */
+	bpf_object__for_each_program(prog, obj) {
+		const char *name = bpf_program__name(prog);
+
+		if (ends_with(name, raw ? "_tp" : "_raw"))
+			bpf_program__set_autoload(prog, false);
+	}
+	if (bpf_object__load(obj)) {
 		fprintf(stderr, "floor: cannot load %s\n", argv[1]);
 		goto cleanup;
 	}
 	bpf_object__for_each_program(prog, obj) {
-		if (!bpf_program__attach(prog)) {
-			fprintf(stderr, "floor: cannot attach %s\n", bpf_program__name(prog));
+		const char *name = bpf_program__name(prog);
+		int n = 1;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (ends_with(name, "_tp"))
+			n = attach_calls(prog, strstr(name, "_enter_") ? "enter" : "exit");
+		else if (!bpf_program__attach(prog))
+			n = -1;
+		if (n < 0) {
+			fprintf(stderr, "floor: cannot attach %s: %s\n", name, strerror(errno));
 			goto cleanup;
 		}
+		ncalls += ends_with(name, "_tp") ? n : 0;
 	}
 	if (argc > 2) {
 		rc = run(argv + 3);
@@ -68,7 +127,10 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	printf("attached\n");
+	if (raw)
+		printf("attached (raw sys_enter/sys_exit)\n");
+	else
+		printf("attached (%d per-call syscall tracepoints)\n", ncalls);
 	fflush(stdout);
 	while (!stopping)
 		pause();

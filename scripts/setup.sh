@@ -24,6 +24,9 @@ pkgs=(
 	python3 util-linux procps sudo	# tests: e2e runner, setpriv
 	chromium libxml2-utils		# tests: --svg renders, xmllint
 	prometheus			# tests: a real Prometheus scrapes --listen; promtool
+	golang-go openjdk-17-jdk-headless	# tests/realworld: real runtimes,
+	python3-torch python3-numpy	# ... their programs built at test time,
+	redis-server redis-tools stress-ng	# ... and programs as they come
 	libclang-rt-14-dev		# libFuzzer for tests/fuzz
 	qemu-system-x86 busybox-static	# make test-kernels: Debian kernels in VMs
 	kmod xz-utils zstd		# ... their modules: depmod, modprobe, unpacking

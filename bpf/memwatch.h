@@ -259,7 +259,8 @@ struct mw_proc {
 	__u32 flags;		/* MW_PROC_* */
 	__u32 seq;		/* structural records emitted */
 	__u32 tgid;		/* whose state this is (set by the loader) */
-	__u32 pad;
+	__u32 in_sys;		/* threads inside a traced syscall now: the RSS
+				 * they change is in no slot until its record */
 	__u64 mm_key;		/* the current mm (pointer, or rss_stat's mm_id), 0 unknown */
 	__s64 rss[MW_NR_MEMBERS];	/* last exact counter values, bytes */
 	__u64 rss_peak;		/* highest file+anon+shmem seen, bytes */

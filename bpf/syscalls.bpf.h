@@ -107,6 +107,8 @@ static __always_inline int sys_enter(const __u64 *args, __u32 op)
 	cpu_fault_end(p, task);
 	split_look(p, task, t);	/* before 6.2: its last fault's gains */
 	t->in_fault = 0;	/* ... and that fault is over */
+	if (!t->sys_op)
+		mw_add(&p->in_sys, 1);
 	t->sys_op = op;
 	for (int i = 0; i < 6; i++)
 		t->sys_args[i] = args[i];
@@ -262,6 +264,7 @@ static __always_inline int sys_exit(void *ctx, __s64 ret)
 	split_look(p, task, t);	/* before 6.2: the call's own gains */
 	t->in_fault = 0;
 	t->sys_op = 0;
+	mw_add(&p->in_sys, -1);
 	if (op >= MW_NR_OPS || (p->flags & MW_PROC_DEAD))
 		return 0;
 

@@ -194,6 +194,12 @@ static int start_target(struct session *s, const struct trace_opts *o)
 		return err;
 	}
 	feed_seed(s, MW_SEED_ATTACH);
+	/* -p: the process ran on while smaps was read, and the kernel side
+	 * counted its changes from before the read: the records apply them
+	 * to a seed that may hold them already (a Go heap faulting in and
+	 * scavenging: MiBs).  Measure every mapping again once caught up. */
+	for (size_t i = 0; !o->cmd && i < s->acct->model.nlive; i++)
+		s->acct->model.live[i]->recheck = true;
 	/* -p: ask to hold it at its exit as well, so we can catch up then
 	 * ('-- CMD' is held already); a debugger in the way just costs that. */
 	s->held = o->cmd || launch_seize(s->pid);
@@ -271,7 +277,9 @@ static void slots_in(const struct mw_proc *k, uint64_t start, uint64_t end,
 /*
  * Mappings a split divided by guess (or measured while the process ran
  * ahead) get their RSS measured again once we have caught up with the
- * kernel: pagemap now, less what the attribution slots still hold for them.
+ * kernel: pagemap now, less what the attribution slots still hold for them,
+ * and not while a thread is inside a traced syscall (munmap, madvise): what
+ * it zaps is gone from pagemap, but comes with its record later.
  * held: the process is stopped at its exit and the buffer drained, so
  * nothing more is in flight: caught up even if records were lost on the way
  * (the kernel's sequence then runs ahead of ours for good).
@@ -289,7 +297,8 @@ static void reconcile_splits(struct session *s, bool held)
 	k = mw_xcalloc(1, sizeof(*k));
 	k2 = mw_xcalloc(1, sizeof(*k2));
 	/* Caught up: every structural record the kernel emitted is applied. */
-	if (capture_proc_read(s->cap, s->pid, k) || (!held && k->seq != s->acct->last_seq))
+	if (capture_proc_read(s->cap, s->pid, k) ||
+	    (!held && (k->seq != s->acct->last_seq || k->in_sys)))
 		goto out;
 	s->acct->concurrent |= k->reorders != 0;
 	for (size_t i = 0; i < m->nlive; i++) {
@@ -304,7 +313,8 @@ static void reconcile_splits(struct session *s, bool held)
 		/* The slots hold what the table has yet to receive; if they
 		 * moved while pagemap was read, the mapping is busy: later. */
 		slots_in(k, mp->start, mp->end, before);
-		if (capture_proc_read(s->cap, s->pid, k2) || k2->seq != k->seq)
+		if (capture_proc_read(s->cap, s->pid, k2) || k2->seq != k->seq ||
+		    (!held && k2->in_sys))
 			break;
 		slots_in(k2, mp->start, mp->end, after);
 		if (memcmp(before, after, sizeof(before)))

@@ -166,8 +166,12 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	rest->faults = faults - meas->faults;
 	meas->requested = (uint64_t)mw_scale((int64_t)req, num, den);
 	rest->requested = req - meas->requested;
-	meas->rss_peak = MW_MAX(mapping_rss_total(meas), mw_scale(peak, num, den));
-	rest->rss_peak = MW_MAX(mapping_rss_total(rest), peak - meas->rss_peak);
+	/* The peak divided by size, too: whole pages, never more than a
+	 * piece has (an 8 KiB piece of a mapping that peaked at 64 KiB). */
+	meas->rss_peak = MW_MAX(mapping_rss_total(meas),
+				MW_MIN(mw_scale(peak, num, den) & ~4095LL, (int64_t)num));
+	rest->rss_peak = MW_MAX(mapping_rss_total(rest),
+				MW_MIN((peak - meas->rss_peak) & ~4095LL, (int64_t)(den - num)));
 }
 
 /* Split live[i] at x; the new right half is live[i + 1]. */

@@ -196,8 +196,9 @@ TEST(churn_glibc_threshold_and_heap)
 	churn_run(6, 12 * MiB, MW_K_HEAP, 3000);
 	compute();
 	f = find(MW_F_CHURN);
-	CHECK(f && f->remedy && strstr(f->remedy, "MALLOC_TRIM_THRESHOLD_") &&
-	      strstr(f->remedy, "MALLOC_TOP_PAD_") && !strstr(f->remedy, "MMAP_THRESHOLD"));
+	CHECK(f && f->remedy && strstr(f->remedy, "MALLOC_TRIM_THRESHOLD_=25165824") &&
+	      strstr(f->remedy, "MALLOC_TOP_PAD_=12582912") &&
+	      strstr(f->remedy, "MALLOC_MMAP_THRESHOLD_=12582912"));
 	end();
 }
 

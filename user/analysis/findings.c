@@ -371,6 +371,16 @@ static char *allocator_of(const struct mw_callsites *cs, uint32_t id)
 		if (glibc_malloc_fn(fr->func) && (!fr->module || has_word(fr->module, "libc")))
 			return mw_xstrdup("glibc malloc");
 	}
+	/* The frame-pointer walk stops inside libc (built without them): a
+	 * stack of libc alone that grows the heap is malloc's MORECORE. */
+	for (uint32_t k = 0; k < st->nr; k++) {
+		const struct mw_frame *fr = &cs->frames[st->frames[k]];
+
+		if (!has_word(fr->module, "libc.so"))
+			break;
+		if (fr->func && strstr(fr->func, "sbrk"))
+			return mw_xstrdup("glibc malloc");
+	}
 	for (uint32_t k = 0; k < st->nr; k++) {
 		const struct mw_frame *fr = &cs->frames[st->frames[k]];
 
@@ -386,6 +396,8 @@ static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct si
 		     uint64_t *glibc_max)
 {
 	bool want_alloc = glibc_max != NULL;	/* only where it matters */
+	char *text;
+	size_t k;
 	size_t glibc = 0;
 
 	qsort(acc->v, acc->n, sizeof(*acc->v), site_cmp);
@@ -398,17 +410,34 @@ static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct si
 			if (glibc_max)
 				*glibc_max = MW_MAX(*glibc_max, acc->v[i].max_size);
 		}
-		if (f->nsites == MW_FMAX_SITES || !acc->v[i].stack ||
-		    !callsites_get(&a->sites, acc->v[i].stack)) {
+		if (!acc->v[i].stack || !callsites_get(&a->sites, acc->v[i].stack)) {
 			free(alloc);
 			continue;
 		}
-		s = &f->sites[f->nsites++];
-		s->stack = acc->v[i].stack;
-		s->site = site_text(a, acc->v[i].stack);
-		s->allocator = alloc;
-		s->value = acc->v[i].value;
-		s->count = acc->v[i].count;
+		/* Stacks that differ only in callers show one call site. */
+		text = site_text(a, acc->v[i].stack);
+		for (k = 0; k < f->nsites && strcmp(f->sites[k].site, text); k++)
+			;
+		if (k == f->nsites && f->nsites == MW_FMAX_SITES) {
+			free(text);
+			free(alloc);
+			continue;
+		}
+		s = &f->sites[k];
+		if (k == f->nsites++) {
+			s->stack = acc->v[i].stack;
+			s->site = text;
+			s->allocator = alloc;
+		} else {
+			f->nsites--;
+			free(text);
+			if (!s->allocator)
+				s->allocator = alloc;
+			else
+				free(alloc);
+		}
+		s->value += acc->v[i].value;
+		s->count += acc->v[i].count;
 	}
 	free(acc->v);
 	acc->v = NULL;
@@ -494,11 +523,14 @@ static void churn_remedy(struct mw_finding *f, size_t glibc, bool stacks, uint64
 	char b[32];
 	uint64_t mib = (max_size + MIB - 1) / MIB * MIB;
 
-	if (heap) {
+	if (heap) {	/* setting one of them ends glibc's dynamic thresholds: all three */
+		uint64_t thr = MW_MIN(mib, (uint64_t)(32 * MIB));
+
 		f->remedy = xprintf("glibc malloc trims the heap's free top back to the kernel "
 				    "(brk) and grows it again every iteration: keep it with "
-				    "MALLOC_TRIM_THRESHOLD_=%llu MALLOC_TOP_PAD_=%llu (%s), or reuse "
-				    "the buffers (a pool)", (unsigned long long)(2 * mib),
+				    "MALLOC_MMAP_THRESHOLD_=%llu MALLOC_TRIM_THRESHOLD_=%llu "
+				    "MALLOC_TOP_PAD_=%llu (%s), or reuse the buffers (a pool)",
+				    (unsigned long long)thr, (unsigned long long)(2 * mib),
 				    (unsigned long long)mib, hum((int64_t)mib, b));
 		return;
 	}

@@ -123,27 +123,51 @@ static const char doc[] =
 	"8 BPF load/attach failed, 9 kernel too old, 10 recording unreadable, "
 	"126/127 CMD not executable/found.";
 
-/* The thresholds of the findings, after the options in --help. */
+/* The thresholds of the findings, after the options in --help: rows that
+ * fit 79 columns, so that argp does not reflow them. */
 static char *help_filter(int key, const char *text, void *input)
 {
-	char *out = NULL;
+	char *out = NULL, head[48];
 	size_t len = 0;
 	FILE *f;
 
 	if (key != ARGP_KEY_HELP_POST_DOC || !(f = open_memstream(&out, &len)))
 		return (char *)text;
-	fputs("Findings (at the top of the report, \"findings\" in the JSON) and their "
-	      "thresholds, set with --threshold NAME=VALUE (default in brackets):\n", f);
+	fputs("Findings are at the top of the report (\"findings\" in the JSON); their\n"
+	      "thresholds, set with --threshold NAME=VALUE (defaults shown):\n", f);
 	for (int i = 0; i < MW_NR_THRESHOLDS; i++) {
 		int64_t v = findings_threshold_default(i);
+		const char *doc = findings_threshold_doc(i);
+		size_t col;
 
 		if (findings_threshold_is_size(i) && v >= 1 << 20 && !(v % (1 << 20)))
-			fprintf(f, "  %-15s [%lldM] ", findings_threshold_name(i), (long long)(v >> 20));
-		else if (findings_threshold_is_size(i) && v >= 1024 && !(v % 1024))
-			fprintf(f, "  %-15s [%lldK] ", findings_threshold_name(i), (long long)(v >> 10));
+			snprintf(head, sizeof(head), "  %s=%lldM", findings_threshold_name(i),
+				 (long long)(v >> 20));
 		else
-			fprintf(f, "  %-15s [%lld] ", findings_threshold_name(i), (long long)v);
-		fprintf(f, "%s\n", findings_threshold_doc(i));
+			snprintf(head, sizeof(head), "  %s=%lld", findings_threshold_name(i),
+				 (long long)v);
+		fprintf(f, "%-20s", head);
+		col = MW_MAX(strlen(head), (size_t)20);
+		if (col > 20) {
+			fputs("\n                    ", f);
+			col = 20;
+		}
+		while (*doc) {
+			size_t w = strcspn(doc, " ");
+
+			if (col > 20 && col + 1 + w > 79) {
+				fputs("\n                    ", f);
+				col = 20;
+			} else if (col > 20) {
+				fputc(' ', f);
+				col++;
+			}
+			fwrite(doc, 1, w, f);
+			col += w;
+			doc += w;
+			doc += strspn(doc, " ");
+		}
+		fputc('\n', f);
 	}
 	fprintf(f, "\n%s", text ? text : "");
 	fclose(f);

@@ -470,6 +470,15 @@ TEST(waste)
 	}
 	end();
 
+	/* Never touched at all: unused, not padded. */
+	begin();
+	for (int i = 0; i < 64; i++)
+		made(0x7f0000000000ull + i * MiB, 64 * KiB, MW_K_SHMEM, 0);
+	finish();
+	compute();
+	CHECK(find(MW_F_WASTE) == NULL);
+	end();
+
 	/* Page-sized buffers, all written: nothing. */
 	begin();
 	for (int i = 0; i < 64; i++)

@@ -987,8 +987,8 @@ static void find_sparse(const struct mw_account *a, const struct mw_find_opts *o
 /* ---- alignment and rounding waste ---------------------------------------------- */
 
 /* What mp maps beyond what its calls asked for (*rounded: the kernel's page
- * rounding, or a length the caller padded), and of what was asked, what was
- * never resident (*untouched: a 5 KiB tensor padded to 64 KiB by the
+ * rounding), and of what was asked, the tail never resident in a mapping
+ * that was touched (*untouched: a 5 KiB tensor padded to 64 KiB by the
  * program shows here, the request being the padded length).  false when it
  * does not count. */
 static bool waste_of(const struct mw_mapping *mp, const struct mw_find_opts *o,
@@ -1001,7 +1001,9 @@ static bool waste_of(const struct mw_mapping *mp, const struct mw_find_opts *o,
 		return false;
 	asked = mp->requested ? MW_MIN((int64_t)mp->requested, size) : size;
 	*rounded = size - asked;
-	*untouched = asked - MW_MAX(MW_MIN(mp->rss_peak, asked), 0);
+	/* Padding is a used head with an untouched tail: a mapping never
+	 * touched at all is unused, not padded (and not counted). */
+	*untouched = mp->rss_peak > 0 ? asked - MW_MIN(mp->rss_peak, asked) : 0;
 	return true;
 }
 
@@ -1087,7 +1089,7 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 		 MW_SEV_WARNING : MW_SEV_INFO);
 	f->summary = xprintf("%zu small mapping%s (up to %s each) map %s, of which %s (%.0f%%) is "
 			     "waste: %s beyond the lengths asked for (rounding) and %s asked for "
-			     "but never touched (padding, alignment)",
+			     "but never touched past what was used (padding, alignment)",
 			     n, n == 1 ? "" : "s", hum(o->t[MW_T_WASTE_SIZE], b[0]), hum(mapped, b[1]),
 			     hum(rounded + untouched, b[2]),
 			     mapped ? 100.0 * (rounded + untouched) / mapped : 0.0,

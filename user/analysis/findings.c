@@ -173,6 +173,13 @@ int findings_set(struct mw_find_opts *o, const char *spec, const char **bad)
 	return 0;
 }
 
+/* qsort(), which must not be handed NULL, not even for nothing. */
+static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
 /* ---- building findings ------------------------------------------------------ */
 
 static struct mw_finding *fnew(struct mw_findings *out, enum mw_finding_kind kind,
@@ -302,18 +309,22 @@ struct site_acc {
 
 struct sites {
 	struct site_acc *v;
-	size_t n;
+	size_t n, cap;
+	struct mw_idmap by_stack;	/* stack + 1 -> index */
 };
 
 static void sites_add(struct sites *s, uint32_t stack, int64_t value, uint64_t size)
 {
-	size_t i;
+	uint32_t i;
 
-	for (i = 0; i < s->n && s->v[i].stack != stack; i++)
-		;
-	if (i == s->n) {
-		s->v = mw_xrealloc(s->v, s->n + 1, sizeof(*s->v));
+	if (!idmap_get(&s->by_stack, (uint64_t)stack + 1, &i)) {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 16;
+			s->v = mw_xrealloc(s->v, s->cap, sizeof(*s->v));
+		}
+		i = (uint32_t)s->n;
 		s->v[s->n++] = (struct site_acc){ .stack = stack };
+		idmap_put(&s->by_stack, (uint64_t)stack + 1, i);
 	}
 	s->v[i].value += value;
 	s->v[i].count++;
@@ -400,7 +411,7 @@ static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct si
 	size_t k;
 	size_t glibc = 0;
 
-	qsort(acc->v, acc->n, sizeof(*acc->v), site_cmp);
+	sort_n(acc->v, acc->n, sizeof(*acc->v), site_cmp);
 	for (size_t i = 0; i < acc->n; i++) {
 		char *alloc = want_alloc ? allocator_of(&a->sites, acc->v[i].stack) : NULL;
 		struct mw_fsite *s;
@@ -440,8 +451,8 @@ static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct si
 		s->count += acc->v[i].count;
 	}
 	free(acc->v);
-	acc->v = NULL;
-	acc->n = 0;
+	idmap_free(&acc->by_stack);
+	memset(acc, 0, sizeof(*acc));
 	return glibc;
 }
 
@@ -466,7 +477,7 @@ static struct dist dist_of(int64_t *v, size_t n)
 
 	if (!n)
 		return d;
-	qsort(v, n, sizeof(*v), cmp_i64);
+	sort_n(v, n, sizeof(*v), cmp_i64);
 	d.n = n;
 	d.min = v[0];
 	d.max = v[n - 1];
@@ -730,7 +741,7 @@ static void find_first_touch(const struct mw_account *a, const struct mw_find_op
 		fault_in += took;
 		sites_add(&acc, first_site(mp), took, mp->end - mp->start);
 	}
-	qsort(v, n, sizeof(*v), took_cmp);
+	sort_n(v, n, sizeof(*v), took_cmp);
 	f = fnew(out, MW_F_FIRST_TOUCH, MW_SEV_INFO);
 	f->summary = xprintf("the first iteration takes %s page faults (RSS %s, %.3f s) where a "
 			     "steady one takes %s (%.3f s): %s faulted into %zu mapping%s",
@@ -964,7 +975,7 @@ static void find_sparse(const struct mw_account *a, const struct mw_find_opts *o
 		free(v);
 		return;
 	}
-	qsort(v, n, sizeof(*v), by_size_desc);
+	sort_n(v, n, sizeof(*v), by_size_desc);
 	f = fnew(out, MW_F_SPARSE, MW_SEV_INFO);
 	f->summary = xprintf("%zu mapping%s of %s in all never had more than %s resident "
 			     "(%.1f%%; each below %lld%% of its size)",
@@ -1021,12 +1032,11 @@ struct wsite {
 	bool fires;
 };
 
-static struct wsite *wsite_of(struct wsite *s, size_t n, uint32_t stack)
+static struct wsite *wsite_of(struct wsite *s, const struct mw_idmap *by, uint32_t stack)
 {
-	for (size_t k = 0; k < n; k++)
-		if (s[k].stack == stack)
-			return &s[k];
-	return NULL;
+	uint32_t k;
+
+	return idmap_get(by, (uint64_t)stack + 1, &k) ? &s[k] : NULL;
 }
 
 static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
@@ -1034,6 +1044,7 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 {
 	const struct mw_model *m = &a->model;
 	struct wsite *s = NULL, *w;
+	struct mw_idmap by = { 0 };
 	size_t ns = 0, nfire = 0, n = 0;
 	int64_t rounded = 0, untouched = 0, mapped = 0;
 	struct took *v;
@@ -1048,11 +1059,12 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 
 		if (!waste_of(mp, o, &r, &u))
 			continue;
-		if (!(w = wsite_of(s, ns, mp->stack))) {
+		if (!(w = wsite_of(s, &by, mp->stack))) {
 			s = mw_xrealloc(s, ns + 1, sizeof(*s));
-			w = &s[ns++];
+			w = &s[ns];
 			memset(w, 0, sizeof(*w));
 			w->stack = mp->stack;
+			idmap_put(&by, (uint64_t)mp->stack + 1, (uint32_t)ns++);
 		}
 		w->rounded += r;
 		w->untouched += u;
@@ -1072,6 +1084,7 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 	}
 	if (!nfire) {
 		free(s);
+		idmap_free(&by);
 		return;
 	}
 	v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
@@ -1079,12 +1092,12 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 		const struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
 		int64_t t = waste_total(mp, o);
 
-		if (t <= 0 || !(w = wsite_of(s, ns, mp->stack)) || !w->fires)
+		if (t <= 0 || !(w = wsite_of(s, &by, mp->stack)) || !w->fires)
 			continue;
 		v[n++] = (struct took){ mp, t };
 		sites_add(&acc, mp->stack, t, mp->end - mp->start);
 	}
-	qsort(v, n, sizeof(*v), took_cmp);
+	sort_n(v, n, sizeof(*v), took_cmp);
 	f = fnew(out, MW_F_WASTE, rounded + untouched >= 10 * MW_MAX(o->t[MW_T_WASTE_BYTES], 1) ?
 		 MW_SEV_WARNING : MW_SEV_INFO);
 	f->summary = xprintf("%zu small mapping%s (up to %s each) map %s, of which %s (%.0f%%) is "
@@ -1103,6 +1116,7 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 		fmap(f, a, v[i].mp, v[i].bytes, "waste_bytes", v[i].mp->stack);
 	free(v);
 	free(s);
+	idmap_free(&by);
 	fsites(f, a, &acc, NULL);
 	f->remedy = rounded >= untouched ?
 		xprintf("ask for page multiples, or pack small buffers into one mapping (a slab "
@@ -1195,7 +1209,7 @@ void findings_compute(const struct mw_account *a, const struct mw_find_opts *o,
 	find_kept(a, o, out);
 	find_sparse(a, o, out);
 	find_waste(a, o, out);
-	qsort(out->v, out->n, sizeof(*out->v), finding_cmp);
+	sort_n(out->v, out->n, sizeof(*out->v), finding_cmp);
 }
 
 /* ---- host-wide ------------------------------------------------------------------ */
@@ -1208,15 +1222,24 @@ void hfind_init(struct mw_hfind *h)
 void hfind_free(struct mw_hfind *h)
 {
 	free(h->v);
+	idmap_free(&h->by_proc);
 	findings_free(&h->exits);
 	memset(h, 0, sizeof(*h));
 }
 
+static uint64_t hf_key(uint32_t pid, uint64_t first_ns)
+{
+	return mw_mix64(mw_mix64(0x4f1d, pid), first_ns) ?: 1;
+}
+
 static struct mw_hfproc *hf_get(struct mw_hfind *h, const struct mw_hproc *p, bool add)
 {
-	for (size_t i = 0; i < h->n; i++)
-		if (h->v[i].pid == p->pid && h->v[i].first_ns == p->first_ns)
-			return &h->v[i];
+	uint64_t key = hf_key(p->pid, p->first_ns);
+	uint32_t i;
+
+	if (idmap_get(&h->by_proc, key, &i) && h->v[i].pid == p->pid &&
+	    h->v[i].first_ns == p->first_ns)
+		return &h->v[i];
 	if (!add)
 		return NULL;
 	if (h->n == h->cap) {
@@ -1227,6 +1250,7 @@ static struct mw_hfproc *hf_get(struct mw_hfind *h, const struct mw_hproc *p, bo
 	h->v[h->n].pid = p->pid;
 	h->v[h->n].first_ns = p->first_ns;
 	h->v[h->n].last_rss = -1;
+	idmap_put(&h->by_proc, key, (uint32_t)h->n);
 	return &h->v[h->n++];
 }
 
@@ -1270,7 +1294,8 @@ void hfind_interval(struct mw_hfind *h, const struct mw_find_opts *o, uint64_t t
 			e->streak_t0 = ts;
 		e->last_rss = rss;
 	}
-	/* Drop the ones not seen with nothing to report: bounded by the live set. */
+	/* Drop the ones not seen with nothing to report: bounded by the live
+	 * set (and those found, at most one entry per process). */
 	for (size_t i = 0; i < h->n;) {
 		if (!h->v[i].seen && !h->v[i].best) {
 			h->v[i] = h->v[--h->n];
@@ -1278,6 +1303,9 @@ void hfind_interval(struct mw_hfind *h, const struct mw_find_opts *o, uint64_t t
 		}
 		i++;
 	}
+	idmap_free(&h->by_proc);
+	for (size_t i = 0; i < h->n; i++)
+		idmap_put(&h->by_proc, hf_key(h->v[i].pid, h->v[i].first_ns), (uint32_t)i);
 }
 
 void hfind_exit(struct mw_hfind *h, const struct mw_find_opts *o, const struct mw_hproc *p)
@@ -1361,5 +1389,5 @@ void hfind_findings(const struct mw_hfind *h, const struct mw_find_opts *o,
 	}
 	for (size_t i = 0; i < h->exits.n; i++)
 		copy_finding(out, &h->exits.v[i]);
-	qsort(out->v, out->n, sizeof(*out->v), finding_cmp);
+	sort_n(out->v, out->n, sizeof(*out->v), finding_cmp);
 }

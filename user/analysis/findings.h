@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "memwatch.h"
+#include "analysis/idmap.h"
 #include "analysis/model.h"
 
 struct mw_account;
@@ -157,6 +158,7 @@ struct mw_hfproc {
 struct mw_hfind {
 	struct mw_hfproc *v;
 	size_t n, cap;
+	struct mw_idmap by_proc;	/* (pid, first_ns) -> index */
 	struct mw_findings exits;	/* exit-peak findings, as they came */
 	uint64_t exits_more;
 	uint64_t intervals;

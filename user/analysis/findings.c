@@ -1112,8 +1112,29 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 	fnum(f, "waste_bytes", rounded + untouched);
 	fnum(f, "rounded_bytes", rounded);
 	fnum(f, "untouched_bytes", untouched);
-	for (size_t i = 0; i < n; i++)
-		fmap(f, a, v[i].mp, v[i].bytes, "waste_bytes", v[i].mp->stack);
+	/* Alike mappings (size, kind, path, call site) are one row. */
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_mapping *mp = v[i].mp;
+		size_t k;
+
+		for (k = 0; k < f->nmaps; k++) {
+			struct mw_fmap *r = &f->maps[k];
+			char buf[4200];
+
+			if (r->bytes == mp->end - mp->start && r->kind == mp->kind &&
+			    !strcmp(r->path, mapping_display_path(&a->model, mp, buf, sizeof(buf))) &&
+			    !strcmp(r->site ? r->site : "", mp->stack && callsites_get(&a->sites, mp->stack) ?
+				    callsites_site_str(&a->sites, mp->stack, buf, sizeof(buf)) : ""))
+				break;
+		}
+		if (k < f->nmaps) {
+			f->maps[k].count++;
+			f->maps[k].value += v[i].bytes;
+			f->maps[k].unmapped = f->maps[k].unmapped && mp->unmapped;
+		} else {
+			fmap(f, a, mp, v[i].bytes, "waste_bytes", mp->stack);
+		}
+	}
 	free(v);
 	free(s);
 	idmap_free(&by);

@@ -924,7 +924,6 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 		fmap(f, a, k[q].mp, k[q].grew, "rss_kept_bytes", k[q].mp->stack);
 		sites_add(&acc, k[q].mp->stack, k[q].grew, k[q].mp->end - k[q].mp->start);
 	}
-	(void)b[3];
 	free(k);
 	fsites(f, a, &acc, NULL);
 	f->remedy = mw_xstrdup(kept_remedy(main_kind));
@@ -982,7 +981,6 @@ static void find_sparse(const struct mw_account *a, const struct mw_find_opts *o
 			     n, n > 1 ? "s" : "", hum(bytes, b[0]), hum(peak, b[1]),
 			     bytes ? 100.0 * peak / bytes : 0.0,
 			     (long long)o->t[MW_T_SPARSE_PCT]);
-	(void)b[2];
 	fnum(f, "mappings", (int64_t)n);
 	fnum(f, "mapped_bytes", bytes);
 	fnum(f, "rss_peak_bytes", peak);
@@ -1185,7 +1183,6 @@ static void find_leak(const struct mw_account *a, const struct mw_find_opts *o,
 			     k, ph->nit - k, hum(rss.sum, b[0]), hum(vm.sum, b[1]),
 			     hum(rss.median, b[2]), hum(rss.min, b[3]), hum(rss.max, b[4]), n,
 			     n == 1 ? "" : "s");
-	(void)b[5];
 	fnum(f, "settled_after", (int64_t)k);
 	fnum(f, "steady_iterations", (int64_t)(ph->nit - k));
 	fnum(f, "rss_growth_bytes", rss.sum);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "analysis/account.h"
+#include "analysis/findings.h"
 #include "capture/capture.h"
 #include "capture/control.h"
 #include "analysis/hists.h"
@@ -52,6 +53,7 @@ struct cli {
 	bool quiet;
 	long max_mappings;	/* -1: per-format default */
 	unsigned int hists;	/* --hist: MW_HISTS_* (0: the default) */
+	struct mw_find_opts find;	/* --threshold */
 	/* host-wide (host.h) */
 	struct host_opts host;
 	pid_t *pids;		/* every -p */
@@ -74,6 +76,7 @@ enum {
 	OPT_TOP,
 	OPT_LISTEN,
 	OPT_MAX_PROCS,
+	OPT_THRESHOLD,
 };
 
 static const struct argp_option options[] = {
@@ -97,6 +100,7 @@ static const struct argp_option options[] = {
 	{ "phase-at", OPT_PHASE_AT, "BINARY:SYMBOL[=NAME]", 0, "Each call of SYMBOL in BINARY (an executable or a library, also one loaded later) starts phase NAME (default: SYMBOL)", 0 },
 	{ "iter", OPT_ITER, "BINARY:SYMBOL", 0, "Each call of SYMBOL starts an iteration (an inference, a request)", 0 },
 	{ "hist", OPT_HIST, "LIST", 0, "Histograms in the text report: a comma list of size (mmap lengths), life (mapping lifetimes), touch (peak RSS / size), iter (steady-state growth), or all, none (default: iter); the JSON has them all", 0 },
+	{ "threshold", OPT_THRESHOLD, "NAME=VALUE[,...]", 0, "Set a findings threshold (the list is below), or 'none': no findings; sizes take K, M, G", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Sample VM and RSS every SECONDS: a row each in the text output, a \"sample\" line in the JSON (with -j or --svg and no -i: every 10 ms for 5 s, then every 0.1 s, after a minute every 1 s, no rows; report: print the recorded samples as rows)", 0 },
 	{ "session", OPT_SESSION, "PID", 0, "mark: only the session of this memwatch PID (default: all)", 0 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two (default 8 MiB)", 0 },
@@ -118,6 +122,57 @@ static const char doc[] =
 	"permitted, 4 no kernel BTF, 5 no tracefs, 6 bad PID, 7 output not writable, "
 	"8 BPF load/attach failed, 9 kernel too old, 10 recording unreadable, "
 	"126/127 CMD not executable/found.";
+
+/* The thresholds of the findings, after the options in --help: rows that
+ * fit 79 columns, so that argp does not reflow them. */
+static char *help_filter(int key, const char *text, void *input)
+{
+	char *out = NULL, head[48];
+	size_t len = 0;
+	FILE *f;
+
+	if (key != ARGP_KEY_HELP_POST_DOC || !(f = open_memstream(&out, &len)))
+		return (char *)text;
+	fputs("Findings are at the top of the report (\"findings\" in the JSON); their\n"
+	      "thresholds, set with --threshold NAME=VALUE (defaults shown):\n", f);
+	for (int i = 0; i < MW_NR_THRESHOLDS; i++) {
+		int64_t v = findings_threshold_default(i);
+		const char *doc = findings_threshold_doc(i);
+		size_t col;
+
+		if (findings_threshold_is_size(i) && v >= 1 << 20 && !(v % (1 << 20)))
+			snprintf(head, sizeof(head), "  %s=%lldM", findings_threshold_name(i),
+				 (long long)(v >> 20));
+		else
+			snprintf(head, sizeof(head), "  %s=%lld", findings_threshold_name(i),
+				 (long long)v);
+		fprintf(f, "%-20s", head);
+		col = MW_MAX(strlen(head), (size_t)20);
+		if (col > 20) {
+			fputs("\n                    ", f);
+			col = 20;
+		}
+		while (*doc) {
+			size_t w = strcspn(doc, " ");
+
+			if (col > 20 && col + 1 + w > 79) {
+				fputs("\n                    ", f);
+				col = 20;
+			} else if (col > 20) {
+				fputc(' ', f);
+				col++;
+			}
+			fwrite(doc, 1, w, f);
+			col += w;
+			doc += w;
+			doc += strspn(doc, " ");
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\n%s", text ? text : "");
+	fclose(f);
+	return out;
+}
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -282,6 +337,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (hists_parse(arg, &c->hists))
 			usage_error("invalid --hist '%s': expected a comma list of size, life, touch, iter, all, none", arg);
 		break;
+	case OPT_THRESHOLD: {
+		const char *bad = arg;
+
+		if (findings_set(&c->find, arg, &bad))
+			usage_error("invalid --threshold '%s': expected NAME=VALUE with a NAME from --help, or none", bad);
+		break;
+	}
 	case OPT_SESSION:
 		c->mark_session = parse_long(arg, 1, INT_MAX, "session PID");
 		break;
@@ -408,7 +470,8 @@ static int write_svg(struct cli *c, FILE *svg, const struct mw_account *acct)
 static int write_reports(struct cli *c, FILE *json, FILE *text, FILE *svg,
 			 struct mw_account *acct, int status, const struct mw_kernel *k)
 {
-	struct report_opts ro = { .cmd_status = status, .hists = c->hists, .kernel = k };
+	struct report_opts ro = { .cmd_status = status, .hists = c->hists, .kernel = k,
+				  .find = &c->find };
 	int out_err = 0;
 
 	if (json) {
@@ -481,6 +544,7 @@ static int run_host(struct cli *c, FILE *json, FILE *text)
 	o->ringbuf_bytes = c->trace.ringbuf_bytes;
 	o->json = json;
 	o->text = text;
+	o->find = &c->find;
 	err = host_run(o, &status);
 	if (json)
 		out_err = close_output(json, c->json_path);
@@ -552,10 +616,11 @@ int main(int argc, char **argv)
 		.trace = { .ringbuf_bytes = 8 << 20, .max_procs = 64, .dead_limit = 100000 },
 		.max_mappings = -1,
 	};
-	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+	struct argp argp = { options, parse_opt, NULL, doc, NULL, help_filter, NULL };
 	FILE *json = NULL, *text = NULL, *svg = NULL;
 	int err;
 
+	findings_defaults(&c.find);
 	argv[0] = "memwatch";	/* getopt's messages name argv[0] */
 	argp_program_version = "memwatch " MW_VERSION;
 	argp_err_exit_status = MW_EXIT_USAGE;

@@ -70,6 +70,7 @@ struct mw_mapping {
 	uint32_t born_iter;	/* iteration it was created in, 0: none */
 	uint32_t it_grows;	/* iterations in which it grew */
 	uint32_t it_last_grow;	/* the last of them */
+	int64_t it1_rss;	/* RSS it gained in the first iteration */
 	uint32_t stack;		/* --stacks: the call that mapped most of it (callsite.h), 0: unknown */
 	uint64_t stack_vm;	/* ... how much that call mapped, bytes */
 	uint32_t fault_stack;	/* --stacks: its first fault's stack, 0: unknown */

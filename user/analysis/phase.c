@@ -138,6 +138,9 @@ static void close_iter(struct mw_phases *ph, struct mw_model *m, const struct mw
 		if (mp->born_iter != ph->nit)
 			grew = size_of(mp) > (int64_t)mp->it_size0 ||
 			       mapping_rss_total(mp) > mp->it_rss0 + RSS_NOISE;
+		if (ph->nit == 1)	/* what the first one faulted in (findings.c) */
+			mp->it1_rss = mapping_rss_total(mp) -
+				      (mp->born_iter == 1 ? 0 : mp->it_rss0);
 		if (grew) {
 			mp->it_grows++;
 			mp->it_last_grow = ph->nit;

@@ -18,6 +18,7 @@
 #include "capture/control.h"
 #include "host/host.h"
 #include "host/hostsnap.h"
+#include "analysis/findings.h"
 #include "analysis/idmap.h"
 #include "capture/launch.h"
 #include "host/metrics.h"
@@ -25,6 +26,7 @@
 #include "capture/privs.h"
 #include "capture/procfs.h"
 #include "host/report_host.h"
+#include "output/report_findings.h"
 #include "capture/signals.h"
 #include "util.h"
 
@@ -55,6 +57,7 @@ struct host {
 	struct span iv, step;
 	uint64_t mem_total;
 	uint64_t events, exited;
+	struct mw_hfind hf;	/* host-wide findings (findings.h) */
 	pid_t cmd_pid;		/* -- CMD, 0 if none */
 	int cmd_status;		/* its wait status, -1 while it runs */
 };
@@ -251,6 +254,7 @@ static void sink(void *ctx, const struct mw_srec *r)
 	e.exit_ns = x->hdr.ts;
 	e.wait_status = x->exit_code;
 	h->exited++;
+	hfind_exit(&h->hf, h->o->find, &e.p);
 	exits_add(&h->iv.exits, &e);
 	exits_add(&h->step.exits, &e);
 	if (h->o->json)
@@ -472,6 +476,7 @@ static int loop(struct host *h)
 			}
 			if (next_iv && now >= next_iv) {
 				report_span(h, &h->iv, "interval", NULL, &snap, avail);
+				hfind_interval(&h->hf, h->o->find, snap.ts, snap.procs, snap.n);
 				span_restart(&h->iv, &snap, avail);
 				next_iv += step * ((now - next_iv) / step + 1);
 			}
@@ -491,9 +496,12 @@ static int finish(struct host *h)
 	if (snapshot(h, &now))
 		return MW_EXIT_RUNTIME;
 	meminfo(&total, &avail);
-	if (h->o->interval > 0 && now.ts > h->iv.at.ts + MW_NS_PER_SEC / 10)
+	if (h->o->interval > 0 && now.ts > h->iv.at.ts + MW_NS_PER_SEC / 10) {
 		report_span(h, &h->iv, "interval", NULL, &now, avail);
+		hfind_interval(&h->hf, h->o->find, now.ts, now.procs, now.n);
+	}
 	report_span(h, &h->step, "step", h->step.name, &now, avail);
+	report_host_findings(h->o->text, h->o->json, &h->hf, h->o->find, h->start_ns);
 	if (h->metrics)
 		publish(h, &now, avail);
 	hsnap_free(&now);
@@ -600,6 +608,7 @@ int host_run(const struct host_opts *o, int *cmd_status)
 	hsnap_free(&h.step.at);
 	exits_clear(&h.iv.exits);
 	exits_clear(&h.step.exits);
+	hfind_free(&h.hf);
 	cgnames_free(&h.names);
 	return err;
 }

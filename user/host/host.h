@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct mw_find_opts;
+
 struct host_opts {
 	bool all;		/* -a */
 	const char *cgroup;	/* --cgroup PATH */
@@ -28,6 +30,7 @@ struct host_opts {
 	size_t ringbuf_bytes;
 	const char *listen;	/* --listen ADDR:PORT, or NULL */
 	FILE *json, *text;	/* NULL: none */
+	const struct mw_find_opts *find;	/* --threshold (findings.h) */
 };
 
 /* Returns 0 or an enum mw_exit code; *cmd_status gets CMD's wait status

@@ -8,12 +8,14 @@
 #include <stdio.h>
 
 #include "analysis/account.h"
+#include "analysis/findings.h"
 
 struct report_opts {
 	size_t max_mappings;	/* rows before the rest are folded into one */
 	int cmd_status;		/* wait status of '-- CMD', -1 if none */
 	unsigned int hists;	/* --hist (hists.h MW_HISTS_*); 0: the default */
 	const struct mw_kernel *kernel;	/* the kernel traced on; NULL: a replay */
+	const struct mw_find_opts *find;	/* --threshold; NULL: the defaults */
 };
 
 /* Live mappings, then unmapped ones, each largest first (caller frees). */

@@ -16,6 +16,7 @@
 #include "capture/kernel.h"
 #include "output/report.h"
 #include "output/report_callsite.h"
+#include "output/report_findings.h"
 #include "output/report_hist.h"
 #include "output/report_json.h"
 #include "util.h"
@@ -352,6 +353,7 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	size_t n, shown;
 	struct mw_mapping **v = report_sorted_mappings(a, &n);
 	json_t *maps = json_array(), *o;
+	struct mw_findings fs;
 
 	shown = MW_MIN(n, ro->max_mappings);
 	for (size_t i = 0; i < shown; i++)
@@ -372,6 +374,9 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	if (ro->cmd_status >= 0 && WIFSIGNALED(ro->cmd_status))
 		json_object_set_new(o, "exit_signal", json_integer(WTERMSIG(ro->cmd_status)));
 	json_object_set_new(o, "execs", json_integer(a->execs));
+	findings_compute(a, ro->find, &fs);
+	json_object_set_new(o, "findings", report_json_findings(&fs));
+	findings_free(&fs);
 	json_object_set_new(o, "phases", phases_json(a));
 	json_object_set_new(o, "iterations", iterations_json(a));
 	json_object_set_new(o, "histograms", report_json_hists(a));

@@ -14,6 +14,7 @@
 #include "analysis/hists.h"
 #include "output/report.h"
 #include "output/report_callsite.h"
+#include "output/report_findings.h"
 #include "output/report_hist.h"
 #include "util.h"
 
@@ -307,7 +308,12 @@ void report_text_sample(FILE *f, const struct mw_account *a)
 
 void report_text(FILE *f, const struct mw_account *a, const struct report_opts *ro)
 {
+	struct mw_findings fs;
+
 	header(f, a, ro);
+	findings_compute(a, ro->find, &fs);
+	report_text_findings(f, &fs, !(ro->find && ro->find->off));
+	findings_free(&fs);
 	totals(f, a);
 	phases(f, a);
 	iterations(f, a, ro);

@@ -1,0 +1,1411 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * findings.c — the detectors (findings.h).  Each reads the analysis as it
+ * stands at the end of a trace, through the account's fields and accessors;
+ * none changes it.  Pure code: tests/unit/test_findings.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "analysis/account.h"
+#include "analysis/classify.h"
+#include "analysis/findings.h"
+#include "analysis/idmap.h"
+#include "host/hostview.h"
+#include "util.h"
+
+#define MIB (1ll << 20)
+
+static const struct {
+	const char *name;
+	int64_t def;
+	bool size;
+	const char *doc;
+} thresholds[MW_NR_THRESHOLDS] = {
+	[MW_T_CHURN_BYTES] = { "churn-bytes", 1 * MIB, true,
+		"steady-state churn: a steady iteration maps and unmaps at least this much (median)" },
+	[MW_T_CHURN_FAULTS] = { "churn-faults", 256, false,
+		"steady-state churn: ... or takes at least this many page faults (median)" },
+	[MW_T_FIRST_FAULTS] = { "first-faults", 256, false,
+		"first-touch cost: the first iteration takes this many faults more than a steady one" },
+	[MW_T_FIRST_RATIO] = { "first-ratio", 4, false,
+		"first-touch cost: ... and at least this many times as many" },
+	[MW_T_FIRST_BYTES] = { "first-bytes", 4 * MIB, true,
+		"first-touch cost: or its RSS grows this much more than a steady one's (and first-ratio times)" },
+	[MW_T_KEPT_BYTES] = { "kept-bytes", 4 * MIB, true,
+		"released but kept: RSS a mapping still holds after a release phase" },
+	[MW_T_SPARSE_BYTES] = { "sparse-bytes", 16 * MIB, true,
+		"reserved, never touched: mappings of at least this size ..." },
+	[MW_T_SPARSE_PCT] = { "sparse-pct", 25, false,
+		"... whose peak RSS stays below this percent of their size" },
+	[MW_T_WASTE_BYTES] = { "waste-bytes", 1 * MIB, true,
+		"rounding waste: a call site maps this much beyond what it asked for or used ..." },
+	[MW_T_WASTE_PCT] = { "waste-pct", 50, false,
+		"... and that is at least this percent of what it mapped" },
+	[MW_T_WASTE_SIZE] = { "waste-size", 1 * MIB, true,
+		"rounding waste: counts mappings up to this size (larger ones: sparse)" },
+	[MW_T_LEAK_BYTES] = { "leak-bytes", 0, true,
+		"leak: the growth verdict, when a steady iteration grows by at least this (median)" },
+	[MW_T_HOST_INTERVALS] = { "host-intervals", 5, false,
+		"host-wide (-a -i): RSS grew in each of this many intervals in a row ..." },
+	[MW_T_HOST_GROWTH] = { "host-growth", 1 * MIB, true,
+		"... by at least this much in all" },
+	[MW_T_EXIT_BYTES] = { "exit-bytes", 32 * MIB, true,
+		"host-wide: an exit whose RSS peak was at least this much above its RSS at exit ..." },
+	[MW_T_EXIT_RATIO] = { "exit-ratio", 2, false,
+		"... and at least this many times it" },
+};
+
+static const char *const kind_names[MW_NR_FINDING_KINDS] = {
+	[MW_F_CHURN] = "steady_state_churn",
+	[MW_F_FIRST_TOUCH] = "first_touch_cost",
+	[MW_F_KEPT] = "released_but_kept",
+	[MW_F_SPARSE] = "reserved_never_touched",
+	[MW_F_WASTE] = "rounding_waste",
+	[MW_F_LEAK] = "leak",
+	[MW_F_HOST_GROWTH] = "host_rss_growth",
+	[MW_F_HOST_EXIT_PEAK] = "host_exit_peak",
+};
+
+const char *finding_kind_name(enum mw_finding_kind k)
+{
+	return k < MW_NR_FINDING_KINDS ? kind_names[k] : "?";
+}
+
+const char *finding_severity_name(enum mw_severity s)
+{
+	return s == MW_SEV_HIGH ? "high" : s == MW_SEV_WARNING ? "warning" : "info";
+}
+
+const char *findings_threshold_name(int i)
+{
+	return i >= 0 && i < MW_NR_THRESHOLDS ? thresholds[i].name : NULL;
+}
+
+int64_t findings_threshold_default(int i)
+{
+	return i >= 0 && i < MW_NR_THRESHOLDS ? thresholds[i].def : 0;
+}
+
+bool findings_threshold_is_size(int i)
+{
+	return i >= 0 && i < MW_NR_THRESHOLDS && thresholds[i].size;
+}
+
+const char *findings_threshold_doc(int i)
+{
+	return i >= 0 && i < MW_NR_THRESHOLDS ? thresholds[i].doc : NULL;
+}
+
+void findings_defaults(struct mw_find_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < MW_NR_THRESHOLDS; i++)
+		o->t[i] = thresholds[i].def;
+}
+
+/* "4096", "64K", "1.5M", "2G" (sizes), or a plain count. */
+static int parse_value(const char *s, size_t len, bool size, int64_t *out)
+{
+	char buf[32], *end;
+	double v;
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	errno = 0;
+	v = strtod(buf, &end);
+	if (errno || end == buf || v < 0)
+		return -1;
+	if (size && *end) {
+		static const char units[] = "KMGT";
+		const char *u = strchr(units, *end >= 'a' ? *end - 32 : *end);
+
+		if (!u || !*u)
+			return -1;
+		for (long k = u - units; k >= 0; k--)
+			v *= 1024;
+		end++;
+		if (*end == 'i' && end[1] == 'B')
+			end += 2;
+		else if (*end == 'B')
+			end++;
+	}
+	if (*end || v > 9.2e18)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+int findings_set(struct mw_find_opts *o, const char *spec, const char **bad)
+{
+	const char *p = spec;
+
+	if (strcmp(spec, "none") == 0) {
+		o->off = true;
+		return 0;
+	}
+	while (*p) {
+		const char *comma = strchr(p, ','), *eq;
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		int i;
+
+		eq = memchr(p, '=', len);
+		*bad = p;
+		if (!eq)
+			return -1;
+		for (i = 0; i < MW_NR_THRESHOLDS; i++)
+			if (strlen(thresholds[i].name) == (size_t)(eq - p) &&
+			    strncmp(thresholds[i].name, p, eq - p) == 0)
+				break;
+		if (i == MW_NR_THRESHOLDS ||
+		    parse_value(eq + 1, len - (eq + 1 - p), thresholds[i].size, &o->t[i]))
+			return -1;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+/* qsort(), which must not be handed NULL, not even for nothing. */
+static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
+/* ---- building findings ------------------------------------------------------ */
+
+static struct mw_finding *fnew(struct mw_findings *out, enum mw_finding_kind kind,
+			       enum mw_severity sev)
+{
+	struct mw_finding *f;
+
+	if (out->n == out->cap) {
+		out->cap = out->cap ? out->cap * 2 : 8;
+		out->v = mw_xrealloc(out->v, out->cap, sizeof(*out->v));
+	}
+	f = &out->v[out->n++];
+	memset(f, 0, sizeof(*f));
+	f->kind = kind;
+	f->severity = sev;
+	return f;
+}
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = mw_xstrdup("");
+	va_end(ap);
+	return s;
+}
+
+static void fnum(struct mw_finding *f, const char *key, int64_t v)
+{
+	if (f->nnums < MW_FMAX_NUMS)
+		f->nums[f->nnums++] = (struct mw_fnum){ key, v };
+}
+
+const struct mw_fnum *finding_num(const struct mw_finding *f, const char *key)
+{
+	for (size_t i = 0; i < f->nnums; i++)
+		if (strcmp(f->nums[i].key, key) == 0)
+			return &f->nums[i];
+	return NULL;
+}
+
+static char *site_text(const struct mw_account *a, uint32_t id)
+{
+	char buf[512];
+
+	if (!id || !callsites_get(&a->sites, id))
+		return NULL;
+	return mw_xstrdup(callsites_site_str(&a->sites, id, buf, sizeof(buf)));
+}
+
+static struct mw_fmap *fmap(struct mw_finding *f, const struct mw_account *a,
+			    const struct mw_mapping *mp, int64_t value, const char *what,
+			    uint32_t stack)
+{
+	struct mw_fmap *m;
+	char buf[4200];
+
+	if (f->nmaps == MW_FMAX_MAPS) {
+		f->maps_more++;
+		return NULL;
+	}
+	m = &f->maps[f->nmaps++];
+	m->start = mp->start;
+	m->bytes = mp->end - mp->start;
+	m->kind = mp->kind;
+	m->path = mw_xstrdup(mapping_display_path(&a->model, mp, buf, sizeof(buf)));
+	m->value = value;
+	m->what = what;
+	m->count = 1;
+	m->unmapped = mp->unmapped;
+	m->site = site_text(a, stack);
+	return m;
+}
+
+void findings_free(struct mw_findings *fs)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		struct mw_finding *f = &fs->v[i];
+
+		free(f->summary);
+		free(f->remedy);
+		for (size_t k = 0; k < f->nmaps; k++) {
+			free(f->maps[k].path);
+			free(f->maps[k].site);
+		}
+		for (size_t k = 0; k < f->nsites; k++) {
+			free(f->sites[k].site);
+			free(f->sites[k].allocator);
+		}
+	}
+	free(fs->v);
+	memset(fs, 0, sizeof(*fs));
+}
+
+static const char *hum(int64_t v, char *buf)
+{
+	return mw_human(v, buf, 32);
+}
+
+/* "12,345" */
+static const char *commas(uint64_t v, char *buf)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = tmp[i];
+	}
+	buf[k] = 0;
+	return buf;
+}
+
+/* ---- call sites and allocators ---------------------------------------------- */
+
+struct site_acc {
+	uint32_t stack;
+	int64_t value;
+	uint64_t count;
+	uint64_t max_size;
+};
+
+struct sites {
+	struct site_acc *v;
+	size_t n, cap;
+	struct mw_idmap by_stack;	/* stack + 1 -> index */
+};
+
+static void sites_add(struct sites *s, uint32_t stack, int64_t value, uint64_t size)
+{
+	uint32_t i;
+
+	if (!idmap_get(&s->by_stack, (uint64_t)stack + 1, &i)) {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 16;
+			s->v = mw_xrealloc(s->v, s->cap, sizeof(*s->v));
+		}
+		i = (uint32_t)s->n;
+		s->v[s->n++] = (struct site_acc){ .stack = stack };
+		idmap_put(&s->by_stack, (uint64_t)stack + 1, i);
+	}
+	s->v[i].value += value;
+	s->v[i].count++;
+	s->v[i].max_size = MW_MAX(s->v[i].max_size, size);
+}
+
+static int site_cmp(const void *x, const void *y)
+{
+	const struct site_acc *a = x, *b = y;
+
+	return a->value != b->value ? (a->value < b->value ? 1 : -1) :
+	       a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+static bool has_word(const char *s, const char *w)
+{
+	return s && strcasestr(s, w);
+}
+
+static bool glibc_malloc_fn(const char *fn)
+{
+	static const char *const fns[] = {
+		"malloc", "__libc_malloc", "calloc", "__libc_calloc", "realloc",
+		"__libc_realloc", "sysmalloc", "_int_malloc", "_int_realloc", "memalign",
+		"__libc_memalign", "_mid_memalign", "posix_memalign", "__posix_memalign",
+		"aligned_alloc", "valloc", "pvalloc", "_int_memalign", "sysmalloc_mmap",
+		"malloc_hook_ini", "tcache_init",
+	};
+
+	size_t len = fn ? strcspn(fn, ".") : 0;	/* "sysmalloc_mmap.constprop.0" */
+
+	for (size_t i = 0; fn && i < MW_ARRAY_SIZE(fns); i++)
+		if (strlen(fns[i]) == len && strncmp(fn, fns[i], len) == 0)
+			return true;
+	return false;
+}
+
+/* Which allocator made the mapping, as the stack shows it: "glibc malloc",
+ * "jemalloc", "tcmalloc", "mimalloc", "pool (FUNC)", or NULL. */
+static char *allocator_of(const struct mw_callsites *cs, uint32_t id)
+{
+	const struct mw_stack *st = callsites_get(cs, id);
+
+	if (!st)
+		return NULL;
+	for (uint32_t k = 0; k < st->nr; k++) {
+		const struct mw_frame *fr = &cs->frames[st->frames[k]];
+
+		if (has_word(fr->module, "jemalloc") || has_word(fr->func, "je_"))
+			return mw_xstrdup("jemalloc");
+		if (has_word(fr->module, "tcmalloc") || has_word(fr->func, "tcmalloc"))
+			return mw_xstrdup("tcmalloc");
+		if (has_word(fr->module, "mimalloc") || has_word(fr->func, "mi_malloc"))
+			return mw_xstrdup("mimalloc");
+		if (glibc_malloc_fn(fr->func) && (!fr->module || has_word(fr->module, "libc")))
+			return mw_xstrdup("glibc malloc");
+	}
+	/* The frame-pointer walk stops inside libc (built without them): a
+	 * stack of libc alone that grows the heap is malloc's MORECORE. */
+	for (uint32_t k = 0; k < st->nr; k++) {
+		const struct mw_frame *fr = &cs->frames[st->frames[k]];
+
+		if (!has_word(fr->module, "libc.so"))
+			break;
+		if (fr->func && strstr(fr->func, "sbrk"))
+			return mw_xstrdup("glibc malloc");
+	}
+	for (uint32_t k = 0; k < st->nr; k++) {
+		const struct mw_frame *fr = &cs->frames[st->frames[k]];
+
+		if (has_word(fr->func, "pool") || has_word(fr->func, "arena") ||
+		    has_word(fr->func, "slab"))
+			return xprintf("pool (%s)", fr->func);
+	}
+	return NULL;
+}
+
+/* The sites of acc, biggest first, into f; returns how many say glibc. */
+static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct sites *acc,
+		     uint64_t *glibc_max)
+{
+	bool want_alloc = glibc_max != NULL;	/* only where it matters */
+	char *text;
+	size_t k;
+	size_t glibc = 0;
+
+	sort_n(acc->v, acc->n, sizeof(*acc->v), site_cmp);
+	for (size_t i = 0; i < acc->n; i++) {
+		char *alloc = want_alloc ? allocator_of(&a->sites, acc->v[i].stack) : NULL;
+		struct mw_fsite *s;
+
+		if (alloc && strcmp(alloc, "glibc malloc") == 0) {
+			glibc++;
+			if (glibc_max)
+				*glibc_max = MW_MAX(*glibc_max, acc->v[i].max_size);
+		}
+		if (!acc->v[i].stack || !callsites_get(&a->sites, acc->v[i].stack)) {
+			free(alloc);
+			continue;
+		}
+		/* Stacks that differ only in callers show one call site. */
+		text = site_text(a, acc->v[i].stack);
+		for (k = 0; k < f->nsites && strcmp(f->sites[k].site, text); k++)
+			;
+		if (k == f->nsites && f->nsites == MW_FMAX_SITES) {
+			free(text);
+			free(alloc);
+			continue;
+		}
+		s = &f->sites[k];
+		if (k == f->nsites++) {
+			s->stack = acc->v[i].stack;
+			s->site = text;
+			s->allocator = alloc;
+		} else {
+			f->nsites--;
+			free(text);
+			if (!s->allocator)
+				s->allocator = alloc;
+			else
+				free(alloc);
+		}
+		s->value += acc->v[i].value;
+		s->count += acc->v[i].count;
+	}
+	free(acc->v);
+	idmap_free(&acc->by_stack);
+	memset(acc, 0, sizeof(*acc));
+	return glibc;
+}
+
+/* ---- iterations ---------------------------------------------------------- */
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+struct dist {
+	int64_t median, min, max, sum;
+	size_t n;
+};
+
+/* The distribution of v[0..n) (sorts it). */
+static struct dist dist_of(int64_t *v, size_t n)
+{
+	struct dist d = { 0 };
+
+	if (!n)
+		return d;
+	sort_n(v, n, sizeof(*v), cmp_i64);
+	d.n = n;
+	d.min = v[0];
+	d.max = v[n - 1];
+	d.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	for (size_t i = 0; i < n; i++)
+		d.sum += v[i];
+	return d;
+}
+
+enum it_field { IT_VM, IT_RSS, IT_FAULTS, IT_MAPPED, IT_UNMAPPED, IT_NS, IT_GROWTH };
+
+static int64_t it_value(const struct mw_iter *it, enum it_field fld)
+{
+	int64_t vm = (int64_t)it->end.vm - (int64_t)it->start.vm;
+	int64_t rss = point_rss(&it->end) - point_rss(&it->start);
+
+	switch (fld) {
+	case IT_VM: return vm;
+	case IT_RSS: return rss;
+	case IT_FAULTS: return (int64_t)(it->end.faults - it->start.faults);
+	case IT_MAPPED: return (int64_t)(it->end.mapped - it->start.mapped);
+	case IT_UNMAPPED: return (int64_t)(it->end.unmapped - it->start.unmapped);
+	case IT_NS: return (int64_t)(it->end.ts - it->start.ts);
+	case IT_GROWTH: return MW_MAX(vm, rss);
+	}
+	return 0;
+}
+
+/* Iterations [from, nit) of field fld. */
+static struct dist it_dist(const struct mw_phases *ph, size_t from, enum it_field fld)
+{
+	int64_t *v = mw_xcalloc(ph->nit + 1, sizeof(*v));
+	size_t n = 0;
+	struct dist d;
+
+	for (size_t i = from; i < ph->nit; i++)
+		v[n++] = it_value(&ph->it[i], fld);
+	d = dist_of(v, n);
+	free(v);
+	return d;
+}
+
+/* ---- steady-state churn ------------------------------------------------------ */
+
+/* Unmapped mappings of one kind, size and path: "10 x 24.5 MiB anon". */
+struct churn_group {
+	const struct mw_mapping *mp;	/* the first one */
+	uint64_t count, bytes, faults;
+};
+
+static void churn_remedy(struct mw_finding *f, size_t glibc, bool stacks, uint64_t max_size,
+			 bool mapping, bool heap)
+{
+	char b[32];
+	uint64_t mib = (max_size + MIB - 1) / MIB * MIB;
+
+	if (heap) {	/* setting one of them ends glibc's dynamic thresholds: all three */
+		uint64_t thr = MW_MIN(mib, (uint64_t)(32 * MIB));
+
+		f->remedy = xprintf("glibc malloc trims the heap's free top back to the kernel "
+				    "(brk) and grows it again every iteration: keep it with "
+				    "MALLOC_MMAP_THRESHOLD_=%llu MALLOC_TRIM_THRESHOLD_=%llu "
+				    "MALLOC_TOP_PAD_=%llu (%s), or reuse the buffers (a pool)",
+				    (unsigned long long)thr, (unsigned long long)(2 * mib),
+				    (unsigned long long)mib, hum((int64_t)mib, b));
+		return;
+	}
+	if (!mapping) {
+		f->remedy = xprintf("memory is given back and faulted in again each iteration: "
+				    "keep it (a pool; glibc: MALLOC_TRIM_THRESHOLD_ and "
+				    "MALLOC_TOP_PAD_ larger than an iteration's peak)");
+		return;
+	}
+	if (glibc || !stacks) {
+		const char *who = glibc ? "glibc malloc gives each chunk above its mmap threshold "
+					  "back to the kernel on free" :
+					  "if these are malloc'd buffers (--stacks tells), glibc gives "
+					  "chunks above its mmap threshold back on free";
+
+		if (mib <= 32 * MIB)
+			f->remedy = xprintf("%s: keep them in the heap with MALLOC_MMAP_THRESHOLD_=%llu "
+					    "MALLOC_TRIM_THRESHOLD_=%llu MALLOC_TOP_PAD_=%llu (%s), "
+					    "or reuse the buffers (a pool)", who,
+					    (unsigned long long)mib, (unsigned long long)(2 * mib),
+					    (unsigned long long)mib, hum((int64_t)mib, b));
+		else	/* the threshold cannot go above 32 MiB */
+			f->remedy = xprintf("%s; chunks of %s are above the largest "
+					    "MALLOC_MMAP_THRESHOLD_ (32 MiB): MALLOC_MMAP_MAX_=0 "
+					    "MALLOC_TRIM_THRESHOLD_=%llu MALLOC_TOP_PAD_=%llu keep them "
+					    "in the heap, or reuse the buffers (a pool)", who,
+					    hum((int64_t)max_size, b), (unsigned long long)(4 * mib),
+					    (unsigned long long)mib);
+		return;
+	}
+	f->remedy = xprintf("map the buffers once and reuse them across iterations (a pool), "
+			    "or raise the allocator's retention (its decay/trim settings)");
+}
+
+static void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
+		       struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_model *m = &a->model;
+	size_t s0 = MW_MAX(ph->settled_after, (size_t)1), ngroups = 0;
+	struct dist vm, mapped, unmapped, faults;
+	struct churn_group *g;
+	struct sites acc = { 0 };
+	struct mw_finding *f;
+	uint64_t t0, t1, max_size = 0, glibc_max = 0, churn_faults = 0, churn_maps = 0;
+	uint64_t heap_bytes = 0, all_bytes = 0;
+	size_t steady, glibc;
+	char b[4][32];
+	bool mapping;
+
+	if (ph->growing || ph->nit < s0 + 2)
+		return;
+	steady = ph->nit - s0;
+	vm = it_dist(ph, s0, IT_VM);
+	mapped = it_dist(ph, s0, IT_MAPPED);
+	unmapped = it_dist(ph, s0, IT_UNMAPPED);
+	faults = it_dist(ph, s0, IT_FAULTS);
+	mapping = MW_MIN(mapped.median, unmapped.median) >= o->t[MW_T_CHURN_BYTES];
+	if (!mapping && faults.median < o->t[MW_T_CHURN_FAULTS])
+		return;
+	/* What went in the steady state: unmapped while a steady iteration ran. */
+	t0 = ph->it[s0].start.ts;
+	t1 = ph->it[ph->nit - 1].end.ts;
+	g = mw_xcalloc(MW_FMAX_MAPS * 4 + 1, sizeof(*g));
+	for (size_t i = 0; i < m->ndead; i++) {
+		const struct mw_mapping *mp = m->dead[i];
+		uint64_t size = mp->end - mp->start;
+		size_t k;
+
+		if (mp->died_ns <= t0 || mp->died_ns > t1)
+			continue;
+		churn_maps++;
+		churn_faults += mp->faults;
+		all_bytes += size;
+		if (mp->kind == MW_K_HEAP)
+			heap_bytes += size;
+		max_size = MW_MAX(max_size, size);
+		sites_add(&acc, mp->stack, (int64_t)size, size);
+		for (k = 0; k < ngroups; k++)
+			if (g[k].mp->kind == mp->kind && g[k].mp->end - g[k].mp->start == size &&
+			    !strcmp(g[k].mp->path ? g[k].mp->path : "", mp->path ? mp->path : ""))
+				break;
+		if (k == ngroups && ngroups < MW_FMAX_MAPS * 4)
+			g[ngroups++].mp = mp;
+		if (k < ngroups) {
+			g[k].count++;
+			g[k].bytes += size;
+			g[k].faults += mp->faults;
+		}
+	}
+	f = fnew(out, MW_F_CHURN, faults.median >= 10 * MW_MAX(o->t[MW_T_CHURN_FAULTS], 1) ||
+		 mapped.median >= 10 * MW_MAX(o->t[MW_T_CHURN_BYTES], 1) ? MW_SEV_HIGH :
+		 MW_SEV_WARNING);
+	f->summary = xprintf("the steady state is flat in VM (%s over %zu iterations) but each "
+			     "iteration maps %s, unmaps %s and takes %s page faults "
+			     "(median; %s faults in all)",
+			     hum(vm.sum, b[0]), steady, hum(mapped.median, b[1]),
+			     hum(unmapped.median, b[2]), commas((uint64_t)faults.median, b[3]),
+			     commas((uint64_t)faults.sum, (char[32]){ 0 }));
+	fnum(f, "steady_iterations", (int64_t)steady);
+	fnum(f, "vm_delta_bytes", vm.sum);
+	fnum(f, "mapped_bytes_per_iteration", mapped.median);
+	fnum(f, "unmapped_bytes_per_iteration", unmapped.median);
+	fnum(f, "faults_per_iteration", faults.median);
+	fnum(f, "faults_per_iteration_min", faults.min);
+	fnum(f, "faults_per_iteration_max", faults.max);
+	fnum(f, "faults", faults.sum);
+	fnum(f, "mapped_bytes", mapped.sum);
+	fnum(f, "unmapped_bytes", unmapped.sum);
+	fnum(f, "churned_mappings", (int64_t)churn_maps);
+	fnum(f, "churned_mapping_faults", (int64_t)churn_faults);
+	/* biggest groups first */
+	for (size_t i = 0; i < ngroups; i++)
+		for (size_t k = i + 1; k < ngroups; k++)
+			if (g[k].bytes > g[i].bytes) {
+				struct churn_group t = g[i];
+
+				g[i] = g[k];
+				g[k] = t;
+			}
+	for (size_t i = 0; i < ngroups; i++) {
+		struct mw_fmap *mm = fmap(f, a, g[i].mp, (int64_t)g[i].bytes, "unmapped_bytes",
+					  g[i].mp->stack);
+
+		if (mm)
+			mm->count = g[i].count;
+	}
+	free(g);
+	glibc = fsites(f, a, &acc, &glibc_max);
+	churn_remedy(f, glibc, callsites_any(&a->sites), glibc ? glibc_max : max_size, mapping,
+		     all_bytes && heap_bytes * 2 > all_bytes);
+}
+
+/* ---- first-touch cost -------------------------------------------------------- */
+
+/* Who touched it first: the first fault's stack if the mapping is the first
+ * iteration's own; a mapping it grew (merged into) had its first fault
+ * long before, so then who mapped most of it. */
+static uint32_t first_site(const struct mw_mapping *mp)
+{
+	return mp->born_iter == 1 && mp->fault_stack ? mp->fault_stack : mp->stack;
+}
+
+struct took {
+	const struct mw_mapping *mp;
+	int64_t bytes;
+};
+
+static int took_cmp(const void *x, const void *y)
+{
+	const struct took *a = x, *b = y;
+
+	return a->bytes != b->bytes ? (a->bytes < b->bytes ? 1 : -1) :
+	       a->mp->start < b->mp->start ? -1 : a->mp->start > b->mp->start;
+}
+
+static void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
+			     struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_model *m = &a->model;
+	size_t s0 = MW_MAX(ph->settled_after, (size_t)1);
+	struct dist faults, ns;
+	int64_t f1, rss1, ns1, rss_steady, fault_in = 0;
+	struct took *v;
+	struct sites acc = { 0 };
+	struct mw_finding *f;
+	size_t n = 0;
+	char b[4][32];
+
+	if (ph->nit < 2 || s0 >= ph->nit)
+		return;
+	faults = it_dist(ph, s0, IT_FAULTS);
+	ns = it_dist(ph, s0, IT_NS);
+	f1 = it_value(&ph->it[0], IT_FAULTS);
+	rss1 = it_value(&ph->it[0], IT_RSS);
+	ns1 = it_value(&ph->it[0], IT_NS);
+	rss_steady = it_dist(ph, s0, IT_RSS).median;
+	if ((f1 < faults.median + o->t[MW_T_FIRST_FAULTS] ||
+	     f1 < o->t[MW_T_FIRST_RATIO] * MW_MAX(faults.median, 1)) &&
+	    (rss1 < rss_steady + o->t[MW_T_FIRST_BYTES] ||
+	     rss1 < o->t[MW_T_FIRST_RATIO] * MW_MAX(rss_steady, 1)))
+		return;
+	/* The mappings the first iteration faulted into, by how much. */
+	v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
+	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
+		const struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+		int64_t took = MW_MIN(mp->it1_rss, mp->rss_peak);
+
+		/* A piece split off after the first iteration carries the whole
+		 * mapping's figure: of the unmapped, only the first iteration's
+		 * own that outlived it. */
+		if (took <= 0 || (mp->unmapped && (mp->born_iter != 1 ||
+						   mp->died_ns <= ph->it[0].end.ts)))
+			continue;
+		v[n++] = (struct took){ mp, took };
+		fault_in += took;
+		sites_add(&acc, first_site(mp), took, mp->end - mp->start);
+	}
+	sort_n(v, n, sizeof(*v), took_cmp);
+	f = fnew(out, MW_F_FIRST_TOUCH, MW_SEV_INFO);
+	f->summary = xprintf("the first iteration takes %s page faults (RSS %s, %.3f s) where a "
+			     "steady one takes %s (%.3f s): %s faulted into %zu mapping%s",
+			     commas((uint64_t)f1, b[0]), hum(rss1, b[1]), ns1 / 1e9,
+			     commas((uint64_t)faults.median, b[2]), ns.median / 1e9,
+			     hum(fault_in, b[3]), n, n == 1 ? "" : "s");
+	fnum(f, "first_faults", f1);
+	fnum(f, "steady_faults", faults.median);
+	fnum(f, "first_rss_delta_bytes", rss1);
+	fnum(f, "steady_rss_delta_bytes", rss_steady);
+	fnum(f, "first_ns", ns1);
+	fnum(f, "steady_ns", ns.median);
+	fnum(f, "fault_in_bytes", fault_in);
+	fnum(f, "first_mappings", (int64_t)n);
+	for (size_t i = 0; i < n; i++)
+		fmap(f, a, v[i].mp, v[i].bytes, "first_iteration_rss_bytes", first_site(v[i].mp));
+	free(v);
+	fsites(f, a, &acc, NULL);
+	f->remedy = xprintf("if the first request's latency matters, fault these in at start-up: "
+			    "MAP_POPULATE, madvise(MADV_POPULATE_WRITE), or a warm-up iteration");
+}
+
+/* ---- released but kept -------------------------------------------------------- */
+
+static bool release_name(const char *name)
+{
+	static const char *const words[] = { "release", "free", "unload", "teardown", "cleanup",
+					     "clean_up", "destroy", "shutdown", "dealloc", "close",
+					     "drop", "reset" };
+
+	for (size_t i = 0; i < MW_ARRAY_SIZE(words); i++)
+		if (has_word(name, words[i]))
+			return true;
+	return false;
+}
+
+/* Code and shared libraries keep their pages by design: not "kept". */
+static bool kept_counts(const struct mw_mapping *mp)
+{
+	const char *base;
+
+	if (mp->flags & MW_VM_EXEC)
+		return false;
+	switch (mp->kind) {
+	case MW_K_ANON: case MW_K_HEAP: case MW_K_SHMEM:
+		return true;
+	case MW_K_FILE:
+		base = mp->path ? strrchr(mp->path, '/') : NULL;
+		return !(base && strstr(base, ".so"));
+	default:
+		return false;
+	}
+}
+
+static const char *kept_why(const struct mw_mapping *mp)
+{
+	switch (mp->kind) {
+	case MW_K_HEAP: return "heap top pinned or free chunks never trimmed";
+	case MW_K_FILE: return "file pages still mapped";
+	case MW_K_SHMEM: return "shared memory still mapped";
+	default: return "never unmapped (an arena, a pool, a cache or a window)";
+	}
+}
+
+static const char *kept_remedy(enum mw_kind k)
+{
+	switch (k) {
+	case MW_K_HEAP:
+		return "glibc cannot shrink a heap whose top chunk is in use: malloc_trim(0) after "
+		       "the release gives the free pages inside back; allocate long-lived blocks "
+		       "first, or let large buffers be mmapped (MALLOC_MMAP_THRESHOLD_)";
+	case MW_K_FILE:
+		return "munmap the file mapping (or madvise(MADV_DONTNEED) it) once it is no "
+		       "longer read";
+	case MW_K_SHMEM:
+		return "unmap the shared memory and close or unlink what backs it";
+	default:
+		return "munmap what is no longer needed, or madvise(MADV_DONTNEED) its pages; "
+		       "glibc arenas: malloc_trim(0), MALLOC_ARENA_MAX";
+	}
+}
+
+struct kept {
+	const struct mw_mapping *mp;
+	int64_t grew;
+};
+
+static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
+		      struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_model *m = &a->model;
+	struct kept *k = NULL;
+	size_t nk = 0, r = 0, nkept = 0;
+	int64_t total = 0, freed_vm, rss_drop, best = 0;
+	enum mw_kind main_kind = MW_K_ANON;
+	struct mw_finding *f;
+	struct sites acc = { 0 };
+	char b[4][32], name[MW_MARK_NAME_LEN];
+
+	/* The last phase that frees: by name, or by what it unmapped. */
+	for (size_t i = ph->n; i > 1; i--) {
+		const struct mw_phase *p = &ph->v[i - 1];
+
+		if (release_name(p->name) ||
+		    (int64_t)(p->end.unmapped - p->start.unmapped) >= o->t[MW_T_KEPT_BYTES] ||
+		    point_rss(&p->start) - point_rss(&p->end) >= o->t[MW_T_KEPT_BYTES]) {
+			r = i - 1;
+			break;
+		}
+	}
+	if (!r)
+		return;
+	/* What the phases before it (not the implicit "start") grew, still
+	 * resident at the end. */
+	for (size_t j = 1; j < r; j++) {
+		const struct mw_phase *p = &ph->v[j];
+
+		for (size_t t = 0; t < p->ntop; t++) {
+			const struct mw_growth *g = &p->top[t];
+			long idx = g->rss_delta > 0 ? model_find(m, g->start) : -1;
+			size_t q;
+
+			if (idx < 0 || m->live[idx]->kind != g->kind || !kept_counts(m->live[idx]))
+				continue;
+			for (q = 0; q < nk && k[q].mp != m->live[idx]; q++)
+				;
+			if (q == nk) {
+				k = mw_xrealloc(k, nk + 1, sizeof(*k));
+				k[nk++] = (struct kept){ .mp = m->live[idx] };
+			}
+			k[q].grew += g->rss_delta;
+		}
+	}
+	for (size_t q = 0; q < nk; q++) {
+		int64_t rss = mapping_rss_total(k[q].mp);
+
+		k[q].grew = MW_MIN(k[q].grew, rss);
+		if (k[q].grew < o->t[MW_T_KEPT_BYTES])
+			k[q].grew = 0;
+		total += k[q].grew;
+		nkept += k[q].grew > 0;
+		if (k[q].grew > best) {
+			best = k[q].grew;
+			main_kind = k[q].mp->kind;
+		}
+	}
+	if (!nkept) {
+		free(k);
+		return;
+	}
+	for (size_t i = 0; i < nk; i++)
+		for (size_t q = i + 1; q < nk; q++)
+			if (k[q].grew > k[i].grew) {
+				struct kept t = k[i];
+
+				k[i] = k[q];
+				k[q] = t;
+			}
+	freed_vm = (int64_t)(ph->v[r].end.unmapped - ph->v[r].start.unmapped);
+	rss_drop = point_rss(&ph->v[r].start) - point_rss(&ph->v[r].end);
+	snprintf(name, sizeof(name), "%s", ph->v[r].name);
+	for (char *p = name; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	f = fnew(out, MW_F_KEPT, MW_SEV_WARNING);
+	f->summary = xprintf("after phase \"%s\" (it unmapped %s, RSS went %s by %s), %s that "
+			     "earlier phases faulted in is still resident in %zu mapping%s: %s",
+			     name, hum(freed_vm, b[0]), rss_drop >= 0 ? "down" : "up",
+			     hum(rss_drop >= 0 ? rss_drop : -rss_drop, b[1]), hum(total, b[2]),
+			     nkept, nkept > 1 ? "s" : "", kept_why(k[0].mp));
+	fnum(f, "kept_rss_bytes", total);
+	fnum(f, "release_unmapped_bytes", freed_vm);
+	fnum(f, "release_rss_drop_bytes", rss_drop);
+	fnum(f, "rss_at_end_bytes", point_rss(&ph->v[ph->n - 1].end));
+	fnum(f, "release_phase", (int64_t)r);
+	for (size_t q = 0; q < nk; q++) {
+		if (!k[q].grew)
+			continue;
+		fmap(f, a, k[q].mp, k[q].grew, "rss_kept_bytes", k[q].mp->stack);
+		sites_add(&acc, k[q].mp->stack, k[q].grew, k[q].mp->end - k[q].mp->start);
+	}
+	free(k);
+	fsites(f, a, &acc, NULL);
+	f->remedy = mw_xstrdup(kept_remedy(main_kind));
+}
+
+/* ---- reserved, never touched -------------------------------------------------- */
+
+static int by_size_desc(const void *x, const void *y)
+{
+	const struct mw_mapping *a = *(struct mw_mapping *const *)x;
+	const struct mw_mapping *b = *(struct mw_mapping *const *)y;
+	uint64_t sa = a->end - a->start, sb = b->end - b->start;
+
+	return sa != sb ? (sa < sb ? 1 : -1) : a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void find_sparse(const struct mw_account *a, const struct mw_find_opts *o,
+			struct mw_findings *out)
+{
+	const struct mw_model *m = &a->model;
+	struct mw_mapping **v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
+	struct sites acc = { 0 };
+	int64_t bytes = 0, peak = 0;
+	struct mw_finding *f;
+	size_t n = 0;
+	char b[3][32];
+
+	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
+		struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+		int pct = hists_touched_pct(mp);
+
+		/* Reservations: anon and shared memory (a file mapping's pages
+		 * are the file's, read when needed). */
+		if (pct < 0 || (mp->kind != MW_K_ANON && mp->kind != MW_K_SHMEM) ||
+		    (int64_t)(mp->end - mp->start) < o->t[MW_T_SPARSE_BYTES] ||
+		    pct >= o->t[MW_T_SPARSE_PCT])
+			continue;
+		/* exactly: peak RSS below the fraction, not the rounded percent */
+		if ((__int128)mp->rss_peak * 100 >= (__int128)o->t[MW_T_SPARSE_PCT] *
+						     (int64_t)(mp->end - mp->start))
+			continue;
+		v[n++] = mp;
+		bytes += mp->end - mp->start;
+		peak += mp->rss_peak;
+		sites_add(&acc, mp->stack, (int64_t)(mp->end - mp->start), mp->end - mp->start);
+	}
+	if (!n) {
+		free(v);
+		return;
+	}
+	sort_n(v, n, sizeof(*v), by_size_desc);
+	f = fnew(out, MW_F_SPARSE, MW_SEV_INFO);
+	f->summary = xprintf("%zu mapping%s of %s in all never had more than %s resident "
+			     "(%.1f%%; each below %lld%% of its size)",
+			     n, n > 1 ? "s" : "", hum(bytes, b[0]), hum(peak, b[1]),
+			     bytes ? 100.0 * peak / bytes : 0.0,
+			     (long long)o->t[MW_T_SPARSE_PCT]);
+	fnum(f, "mappings", (int64_t)n);
+	fnum(f, "mapped_bytes", bytes);
+	fnum(f, "rss_peak_bytes", peak);
+	for (size_t i = 0; i < n; i++)
+		fmap(f, a, v[i], v[i]->rss_peak, "rss_peak_bytes", v[i]->stack);
+	free(v);
+	fsites(f, a, &acc, NULL);
+	f->remedy = xprintf("untouched pages cost VM, not RSS (they count against RLIMIT_AS, "
+			    "overcommit and VmSize-based limits): map what is used, or reserve "
+			    "with PROT_NONE/MAP_NORESERVE if the reservation is meant");
+}
+
+/* ---- alignment and rounding waste ---------------------------------------------- */
+
+/* What mp maps beyond what its calls asked for (*rounded: the kernel's page
+ * rounding), and of what was asked, the tail never resident in a mapping
+ * that was touched (*untouched: a 5 KiB tensor padded to 64 KiB by the
+ * program shows here, the request being the padded length).  false when it
+ * does not count. */
+static bool waste_of(const struct mw_mapping *mp, const struct mw_find_opts *o,
+		     int64_t *rounded, int64_t *untouched)
+{
+	int64_t size = (int64_t)(mp->end - mp->start), asked;
+
+	if (hists_touched_pct(mp) < 0 || size > o->t[MW_T_WASTE_SIZE] ||
+	    (mp->kind != MW_K_ANON && mp->kind != MW_K_SHMEM))
+		return false;
+	asked = mp->requested ? MW_MIN((int64_t)mp->requested, size) : size;
+	*rounded = size - asked;
+	/* Padding is a used head with an untouched tail: a mapping never
+	 * touched at all is unused, not padded (and not counted). */
+	*untouched = mp->rss_peak > 0 ? asked - MW_MIN(mp->rss_peak, asked) : 0;
+	return true;
+}
+
+static int64_t waste_total(const struct mw_mapping *mp, const struct mw_find_opts *o)
+{
+	int64_t r, u;
+
+	return waste_of(mp, o, &r, &u) ? r + u : -1;
+}
+
+struct wsite {
+	uint32_t stack;
+	int64_t rounded, untouched, mapped;
+	uint64_t count;
+	bool fires;
+};
+
+static struct wsite *wsite_of(struct wsite *s, const struct mw_idmap *by, uint32_t stack)
+{
+	uint32_t k;
+
+	return idmap_get(by, (uint64_t)stack + 1, &k) ? &s[k] : NULL;
+}
+
+static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
+		       struct mw_findings *out)
+{
+	const struct mw_model *m = &a->model;
+	struct wsite *s = NULL, *w;
+	struct mw_idmap by = { 0 };
+	size_t ns = 0, nfire = 0, n = 0;
+	int64_t rounded = 0, untouched = 0, mapped = 0;
+	struct took *v;
+	struct mw_finding *f;
+	struct sites acc = { 0 };
+	char b[4][32];
+
+	/* Per call site (one group without --stacks). */
+	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
+		const struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+		int64_t r, u;
+
+		if (!waste_of(mp, o, &r, &u))
+			continue;
+		if (!(w = wsite_of(s, &by, mp->stack))) {
+			s = mw_xrealloc(s, ns + 1, sizeof(*s));
+			w = &s[ns];
+			memset(w, 0, sizeof(*w));
+			w->stack = mp->stack;
+			idmap_put(&by, (uint64_t)mp->stack + 1, (uint32_t)ns++);
+		}
+		w->rounded += r;
+		w->untouched += u;
+		w->mapped += mp->end - mp->start;
+		w->count++;
+	}
+	for (size_t k = 0; k < ns; k++) {
+		int64_t t = s[k].rounded + s[k].untouched;
+
+		if (t < o->t[MW_T_WASTE_BYTES] || t * 100 < o->t[MW_T_WASTE_PCT] * s[k].mapped)
+			continue;
+		s[k].fires = true;
+		nfire++;
+		rounded += s[k].rounded;
+		untouched += s[k].untouched;
+		mapped += s[k].mapped;
+	}
+	if (!nfire) {
+		free(s);
+		idmap_free(&by);
+		return;
+	}
+	v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
+	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
+		const struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+		int64_t t = waste_total(mp, o);
+
+		if (t <= 0 || !(w = wsite_of(s, &by, mp->stack)) || !w->fires)
+			continue;
+		v[n++] = (struct took){ mp, t };
+		sites_add(&acc, mp->stack, t, mp->end - mp->start);
+	}
+	sort_n(v, n, sizeof(*v), took_cmp);
+	f = fnew(out, MW_F_WASTE, rounded + untouched >= 10 * MW_MAX(o->t[MW_T_WASTE_BYTES], 1) ?
+		 MW_SEV_WARNING : MW_SEV_INFO);
+	f->summary = xprintf("%zu small mapping%s (up to %s each) map %s, of which %s (%.0f%%) is "
+			     "waste: %s beyond the lengths asked for (rounding) and %s asked for "
+			     "but never touched past what was used (padding, alignment)",
+			     n, n == 1 ? "" : "s", hum(o->t[MW_T_WASTE_SIZE], b[0]), hum(mapped, b[1]),
+			     hum(rounded + untouched, b[2]),
+			     mapped ? 100.0 * (rounded + untouched) / mapped : 0.0,
+			     hum(rounded, b[3]), hum(untouched, (char[32]){ 0 }));
+	fnum(f, "mappings", (int64_t)n);
+	fnum(f, "mapped_bytes", mapped);
+	fnum(f, "waste_bytes", rounded + untouched);
+	fnum(f, "rounded_bytes", rounded);
+	fnum(f, "untouched_bytes", untouched);
+	/* Alike mappings (size, kind, path, call site) are one row. */
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_mapping *mp = v[i].mp;
+		size_t k;
+
+		for (k = 0; k < f->nmaps; k++) {
+			struct mw_fmap *r = &f->maps[k];
+			char buf[4200];
+
+			if (r->bytes == mp->end - mp->start && r->kind == mp->kind &&
+			    !strcmp(r->path, mapping_display_path(&a->model, mp, buf, sizeof(buf))) &&
+			    !strcmp(r->site ? r->site : "", mp->stack && callsites_get(&a->sites, mp->stack) ?
+				    callsites_site_str(&a->sites, mp->stack, buf, sizeof(buf)) : ""))
+				break;
+		}
+		if (k < f->nmaps) {
+			f->maps[k].count++;
+			f->maps[k].value += v[i].bytes;
+			f->maps[k].unmapped = f->maps[k].unmapped && mp->unmapped;
+		} else {
+			fmap(f, a, mp, v[i].bytes, "waste_bytes", mp->stack);
+		}
+	}
+	free(v);
+	free(s);
+	idmap_free(&by);
+	fsites(f, a, &acc, NULL);
+	f->remedy = rounded >= untouched ?
+		xprintf("ask for page multiples, or pack small buffers into one mapping (a slab "
+			"or an arena)") :
+		xprintf("pad small buffers to the page (4 KiB), not to a large alignment, or pack "
+			"them into one mapping (a slab or an arena)");
+}
+
+/* ---- leak ----------------------------------------------------------------------- */
+
+static void find_leak(const struct mw_account *a, const struct mw_find_opts *o,
+		      struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_model *m = &a->model;
+	size_t k = ph->settled_after;
+	struct dist rss, vm, growth;
+	struct sites acc = { 0 };
+	struct mw_finding *f;
+	int64_t grown = 0;
+	size_t n = 0;
+	char b[6][32];
+
+	if (!ph->growing || k >= ph->nit)
+		return;
+	growth = it_dist(ph, k, IT_GROWTH);
+	if (growth.median < o->t[MW_T_LEAK_BYTES])
+		return;
+	rss = it_dist(ph, k, IT_RSS);
+	vm = it_dist(ph, k, IT_VM);
+	f = fnew(out, MW_F_LEAK, MW_SEV_HIGH);
+	for (size_t i = 0; i < m->nlive; i++) {
+		const struct mw_mapping *mp = m->live[i];
+
+		if (!phases_mapping_grows(ph, mp))
+			continue;
+		n++;
+		grown += mapping_rss_total(mp);
+		fmap(f, a, mp, mapping_rss_total(mp), "rss_bytes", mp->stack);
+		sites_add(&acc, mp->stack, mapping_rss_total(mp), mp->end - mp->start);
+	}
+	f->summary = xprintf("memory keeps growing after iteration %zu: %zu steady iterations add "
+			     "%s of RSS and %s of VM, %s RSS per iteration (median; from %s to "
+			     "%s), in %zu growing mapping%s",
+			     k, ph->nit - k, hum(rss.sum, b[0]), hum(vm.sum, b[1]),
+			     hum(rss.median, b[2]), hum(rss.min, b[3]), hum(rss.max, b[4]), n,
+			     n == 1 ? "" : "s");
+	fnum(f, "settled_after", (int64_t)k);
+	fnum(f, "steady_iterations", (int64_t)(ph->nit - k));
+	fnum(f, "rss_growth_bytes", rss.sum);
+	fnum(f, "vm_growth_bytes", vm.sum);
+	fnum(f, "rss_per_iteration", rss.median);
+	fnum(f, "rss_per_iteration_min", rss.min);
+	fnum(f, "rss_per_iteration_max", rss.max);
+	fnum(f, "vm_per_iteration", vm.median);
+	fnum(f, "vm_per_iteration_min", vm.min);
+	fnum(f, "vm_per_iteration_max", vm.max);
+	fnum(f, "growing_mappings", (int64_t)n);
+	fnum(f, "growing_mappings_rss_bytes", grown);
+	fsites(f, a, &acc, NULL);
+}
+
+/* ---- all of them ---------------------------------------------------------------- */
+
+static int finding_cmp(const void *x, const void *y)
+{
+	const struct mw_finding *a = x, *b = y;
+
+	if (a->severity != b->severity)
+		return a->severity > b->severity ? -1 : 1;
+	return a->kind < b->kind ? -1 : a->kind > b->kind;
+}
+
+void findings_compute(const struct mw_account *a, const struct mw_find_opts *o,
+		      struct mw_findings *out)
+{
+	struct mw_find_opts def;
+
+	memset(out, 0, sizeof(*out));
+	if (!o) {
+		findings_defaults(&def);
+		o = &def;
+	}
+	if (o->off)
+		return;
+	find_leak(a, o, out);
+	find_churn(a, o, out);
+	find_first_touch(a, o, out);
+	find_kept(a, o, out);
+	find_sparse(a, o, out);
+	find_waste(a, o, out);
+	sort_n(out->v, out->n, sizeof(*out->v), finding_cmp);
+}
+
+/* ---- host-wide ------------------------------------------------------------------ */
+
+void hfind_init(struct mw_hfind *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+void hfind_free(struct mw_hfind *h)
+{
+	free(h->v);
+	idmap_free(&h->by_proc);
+	findings_free(&h->exits);
+	memset(h, 0, sizeof(*h));
+}
+
+static uint64_t hf_key(uint32_t pid, uint64_t first_ns)
+{
+	return mw_mix64(mw_mix64(0x4f1d, pid), first_ns) ?: 1;
+}
+
+static struct mw_hfproc *hf_get(struct mw_hfind *h, const struct mw_hproc *p, bool add)
+{
+	uint64_t key = hf_key(p->pid, p->first_ns);
+	uint32_t i;
+
+	if (idmap_get(&h->by_proc, key, &i) && h->v[i].pid == p->pid &&
+	    h->v[i].first_ns == p->first_ns)
+		return &h->v[i];
+	if (!add)
+		return NULL;
+	if (h->n == h->cap) {
+		h->cap = h->cap ? h->cap * 2 : 64;
+		h->v = mw_xrealloc(h->v, h->cap, sizeof(*h->v));
+	}
+	memset(&h->v[h->n], 0, sizeof(h->v[0]));
+	h->v[h->n].pid = p->pid;
+	h->v[h->n].first_ns = p->first_ns;
+	h->v[h->n].last_rss = -1;
+	idmap_put(&h->by_proc, key, (uint32_t)h->n);
+	return &h->v[h->n++];
+}
+
+static int64_t hrss(const struct mw_hproc *p)
+{
+	return p->rss[MW_FILE] + p->rss[MW_ANON] + p->rss[MW_SHMEM];
+}
+
+void hfind_interval(struct mw_hfind *h, const struct mw_find_opts *o, uint64_t ts,
+		    const struct mw_hproc *procs, size_t n)
+{
+	h->intervals++;
+	/* Forget processes gone since (they exited or left the table): keep
+	 * only those with a streak worth reporting. */
+	for (size_t i = 0; i < h->n; i++)
+		h->v[i].seen = false;
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_hproc *p = &procs[i];
+		struct mw_hfproc *e = hf_get(h, p, true);
+		int64_t rss = hrss(p);
+
+		e->seen = true;
+		memcpy(e->comm, p->comm, sizeof(e->comm));
+		if (e->last_rss >= 0 && rss > e->last_rss) {
+			if (!e->streak)
+				e->streak_rss0 = e->last_rss;
+			e->streak++;
+			if (e->streak >= (uint32_t)MW_MAX(o->t[MW_T_HOST_INTERVALS], 1) &&
+			    rss - e->streak_rss0 >= o->t[MW_T_HOST_GROWTH] && e->streak >= e->best) {
+				e->best = e->streak;
+				e->best_rss0 = e->streak_rss0;
+				e->best_rss1 = rss;
+				e->best_t0 = e->streak_t0;
+				e->best_t1 = ts;
+			}
+		} else {
+			e->streak = 0;
+			e->streak_t0 = ts;	/* a new streak would start here */
+		}
+		if (e->last_rss < 0)
+			e->streak_t0 = ts;
+		e->last_rss = rss;
+	}
+	/* Drop the ones not seen with nothing to report: bounded by the live
+	 * set (and those found, at most one entry per process). */
+	for (size_t i = 0; i < h->n;) {
+		if (!h->v[i].seen && !h->v[i].best) {
+			h->v[i] = h->v[--h->n];
+			continue;
+		}
+		i++;
+	}
+	idmap_free(&h->by_proc);
+	for (size_t i = 0; i < h->n; i++)
+		idmap_put(&h->by_proc, hf_key(h->v[i].pid, h->v[i].first_ns), (uint32_t)i);
+}
+
+void hfind_exit(struct mw_hfind *h, const struct mw_find_opts *o, const struct mw_hproc *p)
+{
+	int64_t end = hrss(p), peak = (int64_t)p->rss_peak;
+	struct mw_hfproc *e = hf_get(h, p, false);
+	struct mw_finding *f;
+	char b[3][32], comm[MW_COMM_LEN];
+
+	if (e)
+		e->exited = true;
+	if (o->off || peak - end < o->t[MW_T_EXIT_BYTES] ||
+	    peak < o->t[MW_T_EXIT_RATIO] * MW_MAX(end, 1))
+		return;
+	if (h->exits.n >= 100) {
+		h->exits_more++;
+		return;
+	}
+	memcpy(comm, p->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = 0;
+	for (char *q = comm; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
+	f = fnew(&h->exits, MW_F_HOST_EXIT_PEAK, MW_SEV_INFO);
+	f->pid = p->pid;
+	memcpy(f->comm, p->comm, sizeof(f->comm));
+	f->summary = xprintf("PID %u (%s) peaked at %s of RSS but held %s when it exited "
+			     "(%s above): size its memory limit for the peak, not the end",
+			     p->pid, comm, hum(peak, b[0]), hum(end, b[1]), hum(peak - end, b[2]));
+	fnum(f, "rss_peak_bytes", peak);
+	fnum(f, "rss_at_exit_bytes", end);
+	fnum(f, "vm_peak_bytes", (int64_t)p->vm_peak);
+	fnum(f, "vm_at_exit_bytes", (int64_t)p->vm);
+}
+
+static void copy_finding(struct mw_findings *out, const struct mw_finding *src)
+{
+	struct mw_finding *f = fnew(out, src->kind, src->severity);
+
+	*f = *src;
+	f->summary = mw_xstrdup(src->summary);
+	f->remedy = src->remedy ? mw_xstrdup(src->remedy) : NULL;
+	f->nmaps = f->nsites = 0;
+}
+
+void hfind_findings(const struct mw_hfind *h, const struct mw_find_opts *o,
+		    uint64_t start_ns, struct mw_findings *out)
+{
+	char b[3][32], comm[MW_COMM_LEN];
+
+	memset(out, 0, sizeof(*out));
+	if (o->off)
+		return;
+	for (size_t i = 0; i < h->n; i++) {
+		const struct mw_hfproc *e = &h->v[i];
+		struct mw_finding *f;
+		int64_t grew = e->best_rss1 - e->best_rss0;
+
+		if (!e->best)
+			continue;
+		memcpy(comm, e->comm, sizeof(comm));
+		comm[sizeof(comm) - 1] = 0;
+		for (char *q = comm; *q; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				*q = '?';
+		f = fnew(out, MW_F_HOST_GROWTH, MW_SEV_WARNING);
+		f->pid = e->pid;
+		memcpy(f->comm, e->comm, sizeof(f->comm));
+		f->summary = xprintf("PID %u (%s): RSS grew in each of %u intervals in a row, from "
+				     "%s to %s (%s, %s per interval)%s",
+				     e->pid, comm, e->best, hum(e->best_rss0, b[0]),
+				     hum(e->best_rss1, b[1]), hum(grew, b[2]),
+				     hum(grew / (int64_t)e->best, (char[32]){ 0 }),
+				     e->exited ? "; it has exited since" : "");
+		fnum(f, "intervals", e->best);
+		fnum(f, "rss_from_bytes", e->best_rss0);
+		fnum(f, "rss_to_bytes", e->best_rss1);
+		fnum(f, "rss_growth_bytes", grew);
+		fnum(f, "rss_growth_per_interval", grew / (int64_t)e->best);
+		fnum(f, "until_ns", (int64_t)(e->best_t1 > start_ns ? e->best_t1 - start_ns : 0));
+	}
+	for (size_t i = 0; i < h->exits.n; i++)
+		copy_finding(out, &h->exits.v[i]);
+	sort_n(out->v, out->n, sizeof(*out->v), finding_cmp);
+}

@@ -279,11 +279,9 @@ static void reconcile_splits(struct session *s, bool held)
 {
 	const struct mw_model *m = &s->acct->model;
 	struct mw_proc *k = NULL, *k2 = NULL;
-	size_t n = 0;
+	const struct mw_mapping *mp, *next;
 
-	for (size_t i = 0; i < m->nlive; i++)
-		n += m->live[i]->recheck;
-	if (!n || !s->alive || s->acct->exited)
+	if (!m->nrecheck || !s->alive || s->acct->exited)
 		return;
 	k = mw_xcalloc(1, sizeof(*k));
 	k2 = mw_xcalloc(1, sizeof(*k2));
@@ -291,14 +289,15 @@ static void reconcile_splits(struct session *s, bool held)
 	if (capture_proc_read(s->cap, s->pid, k) || (!held && k->seq != s->acct->last_seq))
 		goto out;
 	s->acct->concurrent |= k->reorders != 0;
-	for (size_t i = 0; i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
+	/* The walk may clear mp's recheck (feed: MW_S_RECONCILE), not others'. */
+	for (mp = TAILQ_FIRST(&m->recheck); mp; mp = next) {
 		struct mw_reconcile rc = { .start = mp->start, .end = mp->end };
 		int other = mp->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
 		int64_t before[MW_NR_MEMBERS], after[MW_NR_MEMBERS];
 		uint64_t anon, file;
 
-		if (!mp->recheck || procfs_pagemap_rss(s->pid, mp->start, mp->end, &anon, &file))
+		next = TAILQ_NEXT(mp, recheck_node);
+		if (procfs_pagemap_rss(s->pid, mp->start, mp->end, &anon, &file))
 			continue;
 		/* The slots hold what the table has yet to receive; if they
 		 * moved while pagemap was read, the mapping is busy: later. */
@@ -327,11 +326,13 @@ static void drain(struct session *s)
  * and the RSS of re-checked mappings while /proc still shows them. */
 static void catch_up(struct session *s)
 {
+	struct mw_mapping *mp;
+
 	drain(s);
 	feed_seed(s, MW_SEED_RESYNC);	/* names and layout, as /proc has them */
 	/* Every mapping's RSS, measured while it is still there. */
-	for (size_t i = 0; i < s->acct->model.nlive; i++)
-		s->acct->model.live[i]->recheck = true;
+	model_for_each(mp, &s->acct->model)
+		model_set_recheck(&s->acct->model, mp, true);
 	reconcile_splits(s, true);
 }
 
@@ -339,9 +340,9 @@ static void catch_up(struct session *s)
 static void note_unlinked_files(struct session *s)
 {
 	const struct mw_model *m = &s->acct->model;
+	const struct mw_mapping *mp;
 
-	for (size_t i = 0; i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
+	model_for_each(mp, m) {
 		struct mw_unlinked u = { mp->ino, mp->dev_major, mp->dev_minor };
 		struct stat st;
 

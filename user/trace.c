@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -489,6 +490,15 @@ static int loop(struct session *s, int *cmd_status)
 	return 0;
 }
 
+/* The CPU time this process has used, in ns. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * MW_NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
 int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_status)
 {
 	struct session s = { .o = o, .acct = acct };
@@ -530,7 +540,12 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		else
 			fprintf(stderr, "memwatch: tracing PID %d (%s); Ctrl-C to stop\n",
 				s.pid, acct->comm);
+		uint64_t cpu0 = cpu_ns(), rec0 = acct->records;
+
 		err = loop(&s, cmd_status);
+		/* What the analysis costs per record (scripts/bench's manymaps). */
+		mw_dbg("traced: %llu records in %llu us of CPU", (unsigned long long)(acct->records - rec0),
+		       (unsigned long long)(cpu_ns() - cpu0) / 1000);
 	}
 	acct->model.oracle.range_rss = NULL;
 	control_close(&s.ctl);

@@ -696,7 +696,10 @@ static void seed_rss(struct mw_mapping *mp, const struct pm_vma *p)
 	mp->rss_peak = mapping_rss_total(mp);
 }
 
-static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t len)
+/* Not inlined: a seed carries the whole layout, and scripts/bench/regress
+ * leaves its cost out of what a record costs (callgrind --toggle-collect). */
+static __attribute__((noinline)) void apply_seed(struct mw_account *a, const struct mw_seed *s,
+						 uint32_t len)
 {
 	struct mw_model *m = &a->model;
 	const char *maps = (const char *)(s + 1);

@@ -1579,14 +1579,6 @@ TEST(short_records)
 
 /* ---- running totals under random streams ---------------------------------------- */
 
-static uint64_t xorshift(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 #define RND_BASE	0x7f1000000000ull
 #define RND_PAGES	48
 
@@ -1630,9 +1622,9 @@ TEST(random_streams_keep_totals)
 		attach(&a);
 		a.concurrent = true;	/* every slot marks its mapping to re-check */
 		for (step = 0; step < 1500 && !why; step++, seq++) {
-			uint64_t i = xorshift(&x) % RND_PAGES, n = 1 + xorshift(&x) % 6;
+			uint64_t i = unit_rand(&x) % RND_PAGES, n = 1 + unit_rand(&x) % 6;
 			uint64_t lo = RND_BASE + i * P, hi = lo + (i + n > RND_PAGES ? RND_PAGES - i : n) * P;
-			uint64_t flags = prot[xorshift(&x) % 3], k, all = 1, some = 0;
+			uint64_t flags = prot[unit_rand(&x) % 3], k, all = 1, some = 0;
 			struct mw_op_rec *r;
 			struct mw_deltas_rec *d;
 			struct mw_mapping *mp;
@@ -1641,7 +1633,7 @@ TEST(random_streams_keep_totals)
 				all &= mapped[k];
 				some |= mapped[k];
 			}
-			switch (xorshift(&x) % 7) {
+			switch (unit_rand(&x) % 7) {
 			case 0:		/* mmap(MAP_FIXED) */
 				for (k = i; k < i + (hi - lo) / P; k++) {
 					pages += !mapped[k];
@@ -1659,7 +1651,7 @@ TEST(random_streams_keep_totals)
 					mapped[k] = false;
 				}
 				r = munmap_new(seq, 1000 + seq, lo, hi, 0, pages);
-				if (some && xorshift(&x) % 2) {
+				if (some && unit_rand(&x) % 2) {
 					mp = at(&a, lo);
 					r->rss_delta[MW_ANON] = mp && mp->rss[MW_ANON] > 0 ?
 								-(int64_t)P : 0;
@@ -1669,14 +1661,14 @@ TEST(random_streams_keep_totals)
 			case 2:		/* mprotect or madvise of mapped pages */
 				if (!all)
 					continue;
-				r = op_new(xorshift(&x) % 2 ? MW_OP_MPROTECT : MW_OP_MADVISE, seq,
+				r = op_new(unit_rand(&x) % 2 ? MW_OP_MPROTECT : MW_OP_MADVISE, seq,
 					   1000 + seq, lo, hi, pages);
 				op_vma(r, lo, hi, flags);
 				feed_op(&a, r);
 				break;
 			case 3:		/* brk up or down */
-				n = (1 + xorshift(&x) % 4) * P;
-				if (xorshift(&x) % 2 || brk - n < SB) {
+				n = (1 + unit_rand(&x) % 4) * P;
+				if (unit_rand(&x) % 2 || brk - n < SB) {
 					brk_op(&a, seq, brk, brk + n, 0, pages += n / P, SB);
 					brk += n;
 				} else {

@@ -1136,18 +1136,9 @@ TEST(classify_follows_brk)
 
 /* ---- running totals --------------------------------------------------------- */
 
-/* xorshift64: the same sequence on every run. */
-static uint64_t rnd_next(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static uint64_t rnd_below(uint64_t *x, uint64_t n)
 {
-	return rnd_next(x) % n;
+	return unit_rand(x) % n;
 }
 
 /*

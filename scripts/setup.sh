@@ -18,6 +18,7 @@ pkgs=(
 	libcap-dev			# dropping capabilities after attach
 	libdw-dev			# --stacks: symbols, line numbers, CFI (elfutils)
 	libmicrohttpd-dev		# --listen: the metrics endpoint's HTTP server
+	libbsd-dev			# <bsd/sys/tree.h>: the mapping table's red-black tree
 	binutils			# tests: nm, strip (stacks-stripped)
 	valgrind			# make regress: callgrind instruction counts
 	systemtap-sdt-dev		# <sys/sdt.h>: USDT markers in workloads

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -198,8 +199,12 @@ static int start_target(struct session *s, const struct trace_opts *o)
 	 * counted its changes from before the read: the records apply them
 	 * to a seed that may hold them already (a Go heap faulting in and
 	 * scavenging: MiBs).  Measure every mapping again once caught up. */
-	for (size_t i = 0; !o->cmd && i < s->acct->model.nlive; i++)
-		s->acct->model.live[i]->recheck = true;
+	if (!o->cmd) {
+		struct mw_mapping *mp;
+
+		model_for_each(mp, &s->acct->model)
+			model_set_recheck(&s->acct->model, mp, true);
+	}
 	/* -p: ask to hold it at its exit as well, so we can catch up then
 	 * ('-- CMD' is held already); a debugger in the way just costs that. */
 	s->held = o->cmd || launch_seize(s->pid);
@@ -288,11 +293,9 @@ static void reconcile_splits(struct session *s, bool held)
 {
 	const struct mw_model *m = &s->acct->model;
 	struct mw_proc *k = NULL, *k2 = NULL;
-	size_t n = 0;
+	const struct mw_mapping *mp, *next;
 
-	for (size_t i = 0; i < m->nlive; i++)
-		n += m->live[i]->recheck;
-	if (!n || !s->alive || s->acct->exited)
+	if (!m->nrecheck || !s->alive || s->acct->exited)
 		return;
 	k = mw_xcalloc(1, sizeof(*k));
 	k2 = mw_xcalloc(1, sizeof(*k2));
@@ -301,14 +304,15 @@ static void reconcile_splits(struct session *s, bool held)
 	    (!held && (k->seq != s->acct->last_seq || k->in_sys)))
 		goto out;
 	s->acct->concurrent |= k->reorders != 0;
-	for (size_t i = 0; i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
+	/* The walk may clear mp's recheck (feed: MW_S_RECONCILE), not others'. */
+	for (mp = TAILQ_FIRST(&m->recheck); mp; mp = next) {
 		struct mw_reconcile rc = { .start = mp->start, .end = mp->end };
 		int other = mp->kind == MW_K_SHMEM ? MW_SHMEM : MW_FILE;
 		int64_t before[MW_NR_MEMBERS], after[MW_NR_MEMBERS];
 		uint64_t anon, file;
 
-		if (!mp->recheck || procfs_pagemap_rss(s->pid, mp->start, mp->end, &anon, &file))
+		next = TAILQ_NEXT(mp, recheck_node);
+		if (procfs_pagemap_rss(s->pid, mp->start, mp->end, &anon, &file))
 			continue;
 		/* The slots hold what the table has yet to receive; if they
 		 * moved while pagemap was read, the mapping is busy: later. */
@@ -342,11 +346,13 @@ static bool drain(struct session *s, uint64_t limit)
  * and the RSS of re-checked mappings while /proc still shows them. */
 static void catch_up(struct session *s)
 {
+	struct mw_mapping *mp;
+
 	drain(s, 0);
 	feed_seed(s, MW_SEED_RESYNC);	/* names and layout, as /proc has them */
 	/* Every mapping's RSS, measured while it is still there. */
-	for (size_t i = 0; i < s->acct->model.nlive; i++)
-		s->acct->model.live[i]->recheck = true;
+	model_for_each(mp, &s->acct->model)
+		model_set_recheck(&s->acct->model, mp, true);
 	reconcile_splits(s, true);
 }
 
@@ -354,9 +360,9 @@ static void catch_up(struct session *s)
 static void note_unlinked_files(struct session *s)
 {
 	const struct mw_model *m = &s->acct->model;
+	const struct mw_mapping *mp;
 
-	for (size_t i = 0; i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
+	model_for_each(mp, m) {
 		struct mw_unlinked u = { mp->ino, mp->dev_major, mp->dev_minor };
 		struct stat st;
 
@@ -600,6 +606,15 @@ static int loop(struct session *s, int *cmd_status)
 	return 0;
 }
 
+/* The CPU time this process has used, in ns. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * MW_NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
 int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_status)
 {
 	struct session s = { .o = o, .acct = acct };
@@ -641,7 +656,12 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		else
 			fprintf(stderr, "memwatch: tracing PID %d (%s); Ctrl-C to stop\n",
 				s.pid, acct->comm);
+		uint64_t cpu0 = cpu_ns(), rec0 = acct->records;
+
 		err = loop(&s, cmd_status);
+		/* What the analysis costs per record (scripts/bench's manymaps). */
+		mw_dbg("traced: %llu records in %llu us of CPU", (unsigned long long)(acct->records - rec0),
+		       (unsigned long long)(cpu_ns() - cpu0) / 1000);
 	}
 	acct->model.oracle.range_rss = NULL;
 	control_close(&s.ctl);

@@ -57,35 +57,36 @@ static int oracle(void *ctx, uint64_t start, uint64_t end,
 
 static void check_model(const struct mw_model *m)
 {
-	for (size_t i = 0; i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
-
-		FUZZ_CHECK(mp->start < mp->end);
-		FUZZ_CHECK(!mp->unmapped);
-		FUZZ_CHECK(i == 0 || m->live[i - 1]->end <= mp->start);
-	}
+	/* Sorted, non-overlapping, non-empty, and the running totals
+	 * what a walk of the table gives. */
+	FUZZ_CHECK(model_check(m) == NULL);
 	for (size_t i = 0; i < m->ndead; i++)
 		FUZZ_CHECK(m->dead[i]->unmapped);
 	FUZZ_CHECK(!m->dead_limit || m->ndead <= m->dead_limit);
 }
 
+static void look_at_mapping(const struct mw_account *a, const struct mw_mapping *mp)
+{
+	char buf[512], perms[5];
+
+	mapping_perms(mp, perms);
+	fuzz_sink += strlen(mapping_display_path(&a->model, mp, buf, sizeof(buf)));
+	fuzz_sink += strlen(mw_kind_name(mp->kind)) + (uint64_t)mapping_rss_total(mp);
+}
+
 static void look_at(const struct mw_account *a)
 {
 	struct report_opts ro = { .max_mappings = 4, .cmd_status = -1 };
-	char buf[512], perms[5];
+	const struct mw_mapping *mp;
 
 	fuzz_sink += account_vm(a) + account_vm_peak(a) + account_rss_peak(a);
 	fuzz_sink += (uint64_t)account_rss_total(a) + (uint64_t)account_unattributed(a);
 	for (int k = -1; k <= MW_NR_MEMBERS; k++)
 		fuzz_sink += (uint64_t)account_rss(a, k);
-	for (size_t i = 0; i < a->model.nlive + a->model.ndead; i++) {
-		const struct mw_mapping *mp = i < a->model.nlive ? a->model.live[i] :
-					      a->model.dead[i - a->model.nlive];
-
-		mapping_perms(mp, perms);
-		fuzz_sink += strlen(mapping_display_path(&a->model, mp, buf, sizeof(buf)));
-		fuzz_sink += strlen(mw_kind_name(mp->kind)) + (uint64_t)mapping_rss_total(mp);
-	}
+	model_for_each(mp, &a->model)
+		look_at_mapping(a, mp);
+	for (size_t i = 0; i < a->model.ndead; i++)
+		look_at_mapping(a, a->model.dead[i]);
 	ro.max_mappings = 4;
 	report_text(devnull, a, &ro);
 	ro.max_mappings = 1000;

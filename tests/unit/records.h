@@ -258,9 +258,7 @@ static inline struct mw_mark_rec mark_new(uint32_t kind, uint32_t seq, uint64_t 
 /* The live mapping that holds @addr, or NULL. */
 static inline struct mw_mapping *at(struct mw_account *a, uint64_t addr)
 {
-	long i = model_find(&a->model, addr);
-
-	return i < 0 ? NULL : a->model.live[i];
+	return model_find(&a->model, addr);
 }
 
 #endif /* MEMWATCH_TEST_RECORDS_H */

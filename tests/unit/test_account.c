@@ -12,6 +12,7 @@
 #endif
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,7 +277,7 @@ TEST(seed_attach)
 	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
 	CHECK_EQ_U64(a.model.ndead, SEED_NLIVE);
 	CHECK_EQ_U64(a.model.dead[0]->died_ns, 2000);
-	CHECK_EQ_U64(a.model.live[0]->born_seq, 13);
+	CHECK_EQ_U64(model_first(&a.model)->born_seq, 13);
 	CHECK_STR(a.comm, "app");		/* empty comm: kept */
 	CHECK_EQ_U64(a.model.nshmem_devs, 2);	/* no mountinfo: kept */
 	account_free(&a);
@@ -1577,6 +1578,137 @@ TEST(short_records)
 	account_free(&a);
 }
 
+/* ---- running totals under random streams ---------------------------------------- */
+
+#define RND_BASE	0x7f1000000000ull
+#define RND_PAGES	48
+
+/* The table's running totals and kinds against a full walk and against
+ * what the kernel would count (@pages of VM): NULL if all agree. */
+static const char *table_agrees(const struct mw_account *a, uint64_t pages)
+{
+	const char *why = model_check(&a->model);
+	const struct mw_mapping *mp;
+
+	if (why)
+		return why;
+	if (model_vm_bytes(&a->model) != pages * P)
+		return "model_vm_bytes() is not the VM the kernel counts";
+	model_for_each(mp, &a->model)
+		if (mp->kind != mw_classify(&a->model, mp))
+			return "a kind is not what classifying it again gives";
+	return NULL;
+}
+
+/*
+ * Random streams of what a process does in a region of its own (mmap,
+ * munmap, mprotect, madvise, RSS deltas, re-measured RSS) and with its
+ * heap (brk up and down), as the kernel reports them: after every record
+ * the model's VM is the kernel's, its totals and kinds what summing and
+ * classifying everything again gives.
+ */
+TEST(random_streams_keep_totals)
+{
+	static const uint64_t prot[] = { RW, MW_VM_READ, RX };
+
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		uint64_t x = seed * 0x2545f4914f6cdd1dull, brk = BRK, pages = SEED_VM_PAGES;
+		uint64_t stack = STACK;
+		bool mapped[RND_PAGES] = { false };
+		struct mw_account a;
+		const char *why = NULL;
+		uint32_t seq = 1;
+		int step;
+
+		attach(&a);
+		a.concurrent = true;	/* every slot marks its mapping to re-check */
+		for (step = 0; step < 1500 && !why; step++, seq++) {
+			uint64_t i = unit_rand(&x) % RND_PAGES, n = 1 + unit_rand(&x) % 6;
+			uint64_t lo = RND_BASE + i * P, hi = lo + (i + n > RND_PAGES ? RND_PAGES - i : n) * P;
+			uint64_t flags = prot[unit_rand(&x) % 3], k, all = 1, some = 0;
+			struct mw_op_rec *r;
+			struct mw_deltas_rec *d;
+			struct mw_mapping *mp;
+
+			for (k = i; k < i + (hi - lo) / P; k++) {
+				all &= mapped[k];
+				some |= mapped[k];
+			}
+			switch (unit_rand(&x) % 7) {
+			case 0:		/* mmap(MAP_FIXED) */
+				for (k = i; k < i + (hi - lo) / P; k++) {
+					pages += !mapped[k];
+					mapped[k] = true;
+				}
+				r = op_new(MW_OP_MMAP, seq, 1000 + seq, lo, hi, pages);
+				r->args[1] = hi - lo;
+				r->args[3] = 0x10;	/* MAP_FIXED */
+				op_vma(r, lo, hi, flags);
+				feed_op(&a, r);
+				break;
+			case 1:		/* munmap */
+				for (k = i; k < i + (hi - lo) / P; k++) {
+					pages -= mapped[k];
+					mapped[k] = false;
+				}
+				r = munmap_new(seq, 1000 + seq, lo, hi, 0, pages);
+				if (some && unit_rand(&x) % 2) {
+					mp = at(&a, lo);
+					r->rss_delta[MW_ANON] = mp && mp->rss[MW_ANON] > 0 ?
+								-(int64_t)P : 0;
+				}
+				feed_op(&a, r);
+				break;
+			case 2:		/* mprotect or madvise of mapped pages */
+				if (!all)
+					continue;
+				r = op_new(unit_rand(&x) % 2 ? MW_OP_MPROTECT : MW_OP_MADVISE, seq,
+					   1000 + seq, lo, hi, pages);
+				op_vma(r, lo, hi, flags);
+				feed_op(&a, r);
+				break;
+			case 3:		/* brk up or down */
+				n = (1 + unit_rand(&x) % 4) * P;
+				if (unit_rand(&x) % 2 || brk - n < SB) {
+					brk_op(&a, seq, brk, brk + n, 0, pages += n / P, SB);
+					brk += n;
+				} else {
+					brk_op(&a, seq, brk, brk - n, 0, pages -= n / P, SB);
+					brk -= n;
+				}
+				break;
+			case 4:		/* faults in a mapping, or where none is */
+				d = deltas_new(seq, 1000 + seq);
+				deltas_add(d, lo, 0, (int64_t)P, 0, 0, (int64_t)P, 1);
+				feed_deltas(&a, d);
+				seq--;		/* deltas carry no structural number */
+				break;
+			case 5:		/* the loader measured a mapping again */
+				mp = at(&a, lo);
+				if (mp) {
+					struct mw_reconcile rc = { .start = mp->start, .end = mp->end };
+
+					rc.rss[MW_ANON] = mp->rss[MW_ANON];
+					feed_exact(&a, MW_S_RECONCILE, &rc, sizeof(rc));
+				}
+				seq--;
+				break;
+			case 6:		/* the stack grows down under a fault */
+				stack -= n * P;
+				pages += n;
+				r = op_new(MW_OP_VMGROW, seq, 1000 + seq, stack, stack + P, pages);
+				feed_op(&a, r);
+				break;
+			}
+			why = table_agrees(&a, pages);
+		}
+		if (!CHECK(why == NULL))
+			fprintf(stderr, "  seed %llu, step %d: %s\n", (unsigned long long)seed, step, why);
+		CHECK_EQ_U64(a.vm_mismatches, 0);
+		account_free(&a);
+	}
+}
+
 int main(void)
 {
 	RUN(seed_attach);
@@ -1609,5 +1741,6 @@ int main(void)
 	RUN(totals_from_kstate);
 	RUN(session_consistent);
 	RUN(short_records);
+	RUN(random_streams_keep_totals);
 	return unit_done();
 }

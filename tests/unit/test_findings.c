@@ -76,6 +76,17 @@ static struct mw_mapping *made(uint64_t start, uint64_t size, enum mw_kind kind,
 	mp->end = start + size;
 	mp->flags = RW;
 	mp->kind = kind;
+	/* What the model classifies as this kind (model_place() does). */
+	if (kind == MW_K_FILE) {
+		mp->has_file = true;
+		mp->path = mw_xstrdup("/usr/lib/x86_64-linux-gnu/libmodel.so");
+	} else if (kind == MW_K_SHMEM) {
+		mp->flags |= MW_VM_MAYSHARE | MW_VM_SHARED;
+	} else if (kind == MW_K_HEAP) {
+		uint64_t lo = A.model.start_brk ? MW_MIN(A.model.start_brk, start) : start;
+
+		model_set_brk(&A.model, lo, MW_MAX(A.model.brk, start + size), A.model.start_stack);
+	}
 	mp->requested = size;
 	mp->born_ns = A.model.now_ns;
 	mp->phase = A.model.phase;

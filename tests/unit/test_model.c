@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,16 +36,44 @@ static struct mw_mapping *add_vma(struct mw_model *m, uint64_t start, uint64_t e
 	return model_set_vma(m, &v);
 }
 
-/* The table invariant: sorted, non-overlapping, non-empty ranges. */
+/* The i-th live mapping in address order, or NULL. */
+static struct mw_mapping *live_at(const struct mw_model *m, size_t i)
+{
+	struct mw_mapping *mp = model_first(m);
+
+	while (mp && i--)
+		mp = model_next(mp);
+	return mp;
+}
+
+/* Where mp is in address order: nlive for NULL (past the end). */
+static size_t live_index(const struct mw_model *m, const struct mw_mapping *mp)
+{
+	size_t i = 0;
+
+	if (!mp)
+		return m->nlive;
+	while ((mp = model_prev(mp)))
+		i++;
+	return i;
+}
+
+static long find_index(const struct mw_model *m, uint64_t addr)
+{
+	const struct mw_mapping *mp = model_find(m, addr);
+
+	return mp ? (long)live_index(m, mp) : -1;
+}
+
+/* The table invariant: sorted, non-overlapping, non-empty ranges, and the
+ * running totals what a full walk gives. */
 static bool table_sane(const struct mw_model *m)
 {
-	for (size_t i = 0; i < m->nlive; i++) {
-		if (m->live[i]->start >= m->live[i]->end || m->live[i]->unmapped)
-			return false;
-		if (i && m->live[i - 1]->end > m->live[i]->start)
-			return false;
-	}
-	return true;
+	const char *why = model_check(m);
+
+	if (why)
+		fprintf(stderr, "  table: %s\n", why);
+	return !why;
 }
 
 static void set_rss(struct mw_mapping *mp, int64_t file, int64_t anon,
@@ -129,28 +158,28 @@ TEST(find_and_lower_bound)
 	struct mw_model m;
 
 	model_init(&m, 0);
-	CHECK_EQ_INT(model_find(&m, 0x1000), -1);
-	CHECK_EQ_U64(model_lower_bound(&m, 0x1000), 0);
+	CHECK_EQ_INT(find_index(&m, 0x1000), -1);
+	CHECK_EQ_U64(live_index(&m, model_lower_bound(&m, 0x1000)), 0);
 	add_vma(&m, 0x10000, 0x12000, RW, NULL, false);
 	add_vma(&m, 0x20000, 0x21000, RW, NULL, false);
 	add_vma(&m, 0x30000, 0x38000, RW, NULL, false);
 	CHECK_EQ_U64(m.nlive, 3);
-	CHECK_EQ_INT(model_find(&m, 0xffff), -1);
-	CHECK_EQ_INT(model_find(&m, 0x10000), 0);
-	CHECK_EQ_INT(model_find(&m, 0x11fff), 0);
-	CHECK_EQ_INT(model_find(&m, 0x12000), -1);	/* end is exclusive */
-	CHECK_EQ_INT(model_find(&m, 0x20000), 1);
-	CHECK_EQ_INT(model_find(&m, 0x37fff), 2);
-	CHECK_EQ_INT(model_find(&m, 0x38000), -1);
-	CHECK_EQ_U64(model_lower_bound(&m, 0), 0);
-	CHECK_EQ_U64(model_lower_bound(&m, 0x12000), 1);
-	CHECK_EQ_U64(model_lower_bound(&m, 0x20fff), 1);
-	CHECK_EQ_U64(model_lower_bound(&m, 0x21000), 2);
-	CHECK_EQ_U64(model_lower_bound(&m, 0x38000), 3);
-	CHECK_EQ_U64(model_lower_bound(&m, UINT64_MAX), 3);
+	CHECK_EQ_INT(find_index(&m, 0xffff), -1);
+	CHECK_EQ_INT(find_index(&m, 0x10000), 0);
+	CHECK_EQ_INT(find_index(&m, 0x11fff), 0);
+	CHECK_EQ_INT(find_index(&m, 0x12000), -1);	/* end is exclusive */
+	CHECK_EQ_INT(find_index(&m, 0x20000), 1);
+	CHECK_EQ_INT(find_index(&m, 0x37fff), 2);
+	CHECK_EQ_INT(find_index(&m, 0x38000), -1);
+	CHECK_EQ_U64(live_index(&m, model_lower_bound(&m, 0)), 0);
+	CHECK_EQ_U64(live_index(&m, model_lower_bound(&m, 0x12000)), 1);
+	CHECK_EQ_U64(live_index(&m, model_lower_bound(&m, 0x20fff)), 1);
+	CHECK_EQ_U64(live_index(&m, model_lower_bound(&m, 0x21000)), 2);
+	CHECK_EQ_U64(live_index(&m, model_lower_bound(&m, 0x38000)), 3);
+	CHECK_EQ_U64(live_index(&m, model_lower_bound(&m, UINT64_MAX)), 3);
 	model_free(&m);
 	CHECK_EQ_U64(m.nlive, 0);
-	CHECK(m.live == NULL);
+	CHECK(RB_EMPTY(&m.live));
 }
 
 /* ---- set_vma ------------------------------------------------------------ */
@@ -175,7 +204,7 @@ TEST(set_vma_empty_table)
 	if (!CHECK(mp != NULL))
 		return;
 	CHECK_EQ_U64(m.nlive, 1);
-	CHECK(m.live[0] == mp);
+	CHECK(live_at(&m, 0) == mp);
 	CHECK_EQ_U64(mp->start, 0x7f0000000000);
 	CHECK_EQ_U64(mp->end, 0x7f0000003000);
 	CHECK_EQ_U64(mp->flags, RX);
@@ -214,10 +243,10 @@ TEST(set_vma_empty_table)
 	add_vma(&m, 0x1000, 0x2000, RW, NULL, false);
 	add_vma(&m, 0x7fff00000000, 0x7fff00001000, RW, NULL, false);
 	CHECK_EQ_U64(m.nlive, 3);
-	CHECK_EQ_U64(m.live[0]->start, 0x1000);
-	CHECK_EQ_U64(m.live[0]->born_seq, 2);
-	CHECK_EQ_U64(m.live[1]->start, 0x7f0000000000);
-	CHECK_EQ_U64(m.live[2]->born_seq, 3);
+	CHECK_EQ_U64(live_at(&m, 0)->start, 0x1000);
+	CHECK_EQ_U64(live_at(&m, 0)->born_seq, 2);
+	CHECK_EQ_U64(live_at(&m, 1)->start, 0x7f0000000000);
+	CHECK_EQ_U64(live_at(&m, 2)->born_seq, 3);
 	CHECK(table_sane(&m));
 	model_free(&m);
 }
@@ -268,7 +297,7 @@ TEST(carve_middle_proportional)
 	CHECK(l == mp);			/* the left part stays the same object */
 	CHECK(l != NULL && r != NULL && mid != l && mid != r && l != r);
 	CHECK_EQ_U64(m.nlive, 2);
-	CHECK(m.live[0] == l && m.live[1] == r);
+	CHECK(live_at(&m, 0) == l && live_at(&m, 1) == r);
 	CHECK(table_sane(&m));
 
 	CHECK_EQ_U64(l->start, A);
@@ -345,7 +374,7 @@ TEST(carve_spanning_mappings_and_holes)
 	CHECK(out.kept_left == m1);
 	CHECK_EQ_U64(m1->start, 0x10000);
 	CHECK_EQ_U64(m1->end, 0x11000);
-	CHECK(out.kept_right == m.live[1]);
+	CHECK(out.kept_right == live_at(&m, 1));
 	CHECK_EQ_U64(out.kept_right->start, 0x16000);
 	CHECK_EQ_U64(out.kept_right->end, 0x18000);
 	CHECK(out.v[2] == m3);		/* the right split keeps m3 on the left */
@@ -378,7 +407,7 @@ TEST(carve_spanning_mappings_and_holes)
 	model_carve(&m, 0x10800, 0x10000, &out);
 	CHECK_EQ_U64(out.n, 0);
 	CHECK_EQ_U64(m.nlive, 1);
-	CHECK_EQ_U64(m.live[0]->end, 0x11000);
+	CHECK_EQ_U64(live_at(&m, 0)->end, 0x11000);
 	/* Everything. */
 	model_carve(&m, 0, UINT64_MAX, &out);
 	CHECK_EQ_U64(out.n, 1);
@@ -493,9 +522,9 @@ TEST(mprotect_split_proportional)
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	if (!CHECK_EQ_U64(m.nlive, 3))
 		return;
-	l = m.live[0];
-	r = m.live[2];
-	CHECK(m.live[1] == mid);
+	l = live_at(&m, 0);
+	r = live_at(&m, 2);
+	CHECK(live_at(&m, 1) == mid);
 	CHECK(l == mp);
 	CHECK(table_sane(&m));
 	CHECK_EQ_U64(l->end, A + 2 * P);
@@ -559,8 +588,8 @@ TEST(mprotect_split_oracle)
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	if (!CHECK_EQ_U64(m.nlive, 3))
 		return;
-	l = m.live[0];
-	r = m.live[2];
+	l = live_at(&m, 0);
+	r = live_at(&m, 2);
 	/* The parts that stay are the ones measured. */
 	CHECK_EQ_INT(o.calls, 2);
 	CHECK_EQ_U64(o.qs[0], A);
@@ -600,8 +629,8 @@ TEST(split_oracle_clamps_and_shmem)
 	oracle_answer(&o, A, A + 2 * P, 10 * P, 7 * P);
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	CHECK_EQ_INT(o.calls, 1);
-	CHECK_EQ_INT(m.live[0]->rss[MW_ANON], 3 * P);
-	CHECK_EQ_INT(m.live[0]->rss[MW_FILE], 0);
+	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_ANON], 3 * P);
+	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_FILE], 0);
 	CHECK_EQ_INT(mid->rss[MW_ANON], 0);
 	CHECK_EQ_INT(mid->rss[MW_FILE], 0);
 	model_free(&m);
@@ -615,8 +644,8 @@ TEST(split_oracle_clamps_and_shmem)
 	set_rss(mp, 0, 0, 0, 4 * P);
 	oracle_answer(&o, A, A + P, 0, P);
 	mid = add_vma(&m, A + P, A + 4 * P, MW_VM_READ | MW_VM_SHARED | MW_VM_MAYSHARE, NULL, false);
-	CHECK_EQ_INT(m.live[0]->rss[MW_SHMEM], P);
-	CHECK_EQ_INT(m.live[0]->rss[MW_FILE], 0);
+	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_SHMEM], P);
+	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_FILE], 0);
 	CHECK_EQ_INT(mid->rss[MW_SHMEM], 3 * P);
 	CHECK_EQ_INT(mid->rss[MW_FILE], 0);
 	CHECK(!mid->rss_estimated);
@@ -630,11 +659,11 @@ TEST(split_oracle_clamps_and_shmem)
 	set_rss(mp, 3 * P, P, 0, 0);
 	oracle_answer(&o, A + 2 * P, A + 4 * P, P, P);	/* right part stays */
 	mid = add_vma(&m, A, A + 2 * P, MW_VM_READ, "/data/file", true);
-	CHECK_EQ_INT(m.live[1]->rss[MW_ANON], P);
-	CHECK_EQ_INT(m.live[1]->rss[MW_FILE], P);
+	CHECK_EQ_INT(live_at(&m, 1)->rss[MW_ANON], P);
+	CHECK_EQ_INT(live_at(&m, 1)->rss[MW_FILE], P);
 	CHECK_EQ_INT(mid->rss[MW_ANON], 0);
 	CHECK_EQ_INT(mid->rss[MW_FILE], 2 * P);
-	CHECK_EQ_U64(m.live[1]->pgoff, 2 * P);
+	CHECK_EQ_U64(live_at(&m, 1)->pgoff, 2 * P);
 	model_free(&m);
 }
 
@@ -651,15 +680,15 @@ TEST(split_oracle_failure_falls_back)
 	set_rss(mp, 0, 4 * P, 0, 0);
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	CHECK_EQ_INT(o.calls, 1);
-	CHECK_EQ_INT(m.live[0]->rss[MW_ANON], 2 * P);
+	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_ANON], 2 * P);
 	CHECK_EQ_INT(mid->rss[MW_ANON], 2 * P);
-	CHECK(m.live[0]->rss_estimated && mid->rss_estimated);
+	CHECK(live_at(&m, 0)->rss_estimated && mid->rss_estimated);
 
 	/* No RSS at all: the oracle is not asked, nothing is guessed. */
 	mp = add_vma(&m, 0x10000, 0x14000, RW, NULL, false);
 	add_vma(&m, 0x12000, 0x14000, MW_VM_READ, NULL, false);
 	CHECK_EQ_INT(o.calls, 1);
-	CHECK(!m.live[0]->rss_estimated && !m.live[1]->rss_estimated);
+	CHECK(!live_at(&m, 0)->rss_estimated && !live_at(&m, 1)->rss_estimated);
 	model_free(&m);
 }
 
@@ -711,12 +740,12 @@ TEST(place_over_existing)
 	model_place(&m, nw);
 	CHECK_EQ_U64(m.nlive, 4);
 	CHECK(table_sane(&m));
-	CHECK(m.live[0] == old);
+	CHECK(live_at(&m, 0) == old);
 	CHECK_EQ_U64(old->end, 0x11000);
-	CHECK(m.live[1] == nw);
-	CHECK_EQ_U64(m.live[2]->start, 0x12000);
-	CHECK_EQ_U64(m.live[2]->end, 0x14000);
-	CHECK_EQ_U64(m.live[3]->start, 0x20000);
+	CHECK(live_at(&m, 1) == nw);
+	CHECK_EQ_U64(live_at(&m, 2)->start, 0x12000);
+	CHECK_EQ_U64(live_at(&m, 2)->end, 0x14000);
+	CHECK_EQ_U64(live_at(&m, 3)->start, 0x20000);
 	CHECK_EQ_INT(nw->rss[MW_ANON], 3 * P);	/* placed as given */
 	/* The page that was there is buried with its share. */
 	if (!CHECK_EQ_U64(m.ndead, 1))
@@ -727,7 +756,7 @@ TEST(place_over_existing)
 	CHECK_EQ_U64(m.dead[0]->died_ns, 5555);
 	CHECK_EQ_INT(m.dead[0]->rss[MW_ANON], P);
 	CHECK_EQ_INT(old->rss[MW_ANON], P);
-	CHECK_EQ_INT(m.live[2]->rss[MW_ANON], 2 * P);
+	CHECK_EQ_INT(live_at(&m, 2)->rss[MW_ANON], 2 * P);
 
 	/* Into a hole: nothing buried. */
 	nw = calloc(1, sizeof(*nw));
@@ -735,7 +764,7 @@ TEST(place_over_existing)
 	nw->end = 0x31000;
 	model_place(&m, nw);
 	CHECK_EQ_U64(m.nlive, 5);
-	CHECK(m.live[4] == nw);
+	CHECK(live_at(&m, 4) == nw);
 	CHECK_EQ_U64(m.ndead, 1);
 	model_free(&m);
 }
@@ -835,12 +864,10 @@ TEST(split_peak_whole_pages_within_size)
 	mid = add_vma(&m, A + P, A + 2 * P, MW_VM_READ, NULL, false);
 	if (!CHECK_EQ_U64(m.nlive, 3))
 		return;
-	l = m.live[0];
-	r = m.live[2];
-	CHECK(m.live[1] == mid);
-	for (size_t i = 0; i < m.nlive; i++) {
-		struct mw_mapping *p = m.live[i];
-
+	l = model_first(&m);
+	CHECK(model_next(l) == mid);
+	r = model_next(mid);
+	for (struct mw_mapping *p = l; p; p = model_next(p)) {
 		CHECK_EQ_INT(p->rss_peak % P, 0);
 		CHECK(p->rss_peak <= (int64_t)(p->end - p->start));
 		CHECK(p->rss_peak >= mapping_rss_total(p));
@@ -947,7 +974,7 @@ TEST(display_path)
 	mp = add_vma(&m, 0x7f0000030000, 0x7f0000031000, RW, "[anon:glibc malloc]", false);
 	CHECK_STR(mapping_display_path(&m, mp, buf, sizeof(buf)), "[anon:glibc malloc]");
 	/* A dead heap piece is no longer "[heap]". */
-	mp = m.live[0];
+	mp = live_at(&m, 0);
 	CHECK_EQ_INT(mp->kind, MW_K_HEAP);
 	mp->unmapped = true;
 	CHECK_STR(mapping_display_path(&m, mp, buf, sizeof(buf)), "");
@@ -1137,6 +1164,190 @@ TEST(classify_follows_brk)
 	model_free(&m);
 }
 
+/* ---- running totals --------------------------------------------------------- */
+
+static uint64_t rnd_below(uint64_t *x, uint64_t n)
+{
+	return unit_rand(x) % n;
+}
+
+/*
+ * What model_check() does not derive itself: the size sum re-added here,
+ * and every live mapping's kind as a full re-classification gives it now.
+ * NULL if all agree.
+ */
+static const char *full_sums_agree(const struct mw_model *m)
+{
+	const char *why = model_check(m);
+	const struct mw_mapping *mp;
+	uint64_t vm = 0;
+	size_t n = 0;
+
+	if (why)
+		return why;
+	for (mp = live_at(m, 0); mp; mp = live_at(m, ++n))
+		if (mp->kind != MW_K_VSYSCALL)
+			vm += mp->end - mp->start;
+	if (n != m->nlive || vm != model_vm_bytes(m))
+		return "model_vm_bytes() is not the sum over the table";
+	model_for_each(mp, m)
+		if (mp->kind != mw_classify(m, mp))
+			return "a kind is not what classifying it again gives";
+	return NULL;
+}
+
+#define RT_BASE	0x555555000000ull
+#define RT_PAGES 64
+
+static uint64_t rt_addr(uint64_t *x)
+{
+	return RT_BASE + rnd_below(x, RT_PAGES) * P;
+}
+
+/* One random change to the table, as account.c makes them. */
+static void random_op(struct mw_model *m, uint64_t *x)
+{
+	static const uint64_t flags[] = {
+		RW, MW_VM_READ, RX, RW | MW_VM_SHARED | MW_VM_MAYSHARE, RW | MW_VM_GROWSDOWN,
+	};
+	static const char *const names[] = {
+		NULL, NULL, NULL, "[vsyscall]", "[vdso]", "[anon:x]", "/lib/x.so", "/dev/shm/y",
+	};
+	uint64_t lo = rt_addr(x), hi = lo + (1 + rnd_below(x, 8)) * P;
+	struct mw_pieces pieces = { 0 };
+	struct mw_mapping *mp;
+	const char *name;
+
+	switch (rnd_below(x, 8)) {
+	case 0:
+	case 1:		/* the kernel reports a VMA (mmap, mprotect, brk) */
+		name = names[rnd_below(x, 8)];
+		add_vma(m, lo, hi, flags[rnd_below(x, 5)], name, name && name[0] == '/');
+		break;
+	case 2:		/* munmap */
+		model_carve(m, lo, hi, &pieces);
+		model_bury_all(m, &pieces);
+		break;
+	case 3:		/* mremap: what was in [lo, hi) moves */
+		model_carve(m, lo, hi, &pieces);
+		lo = rt_addr(x) - lo;
+		for (size_t i = 0; i < pieces.n; i++) {
+			pieces.v[i]->start += lo;
+			pieces.v[i]->end += lo;
+			model_place(m, pieces.v[i]);
+		}
+		free(pieces.v);
+		break;
+	case 4:		/* brk and the stack move */
+		model_set_brk(m, rnd_below(x, 4) ? rt_addr(x) : 0, rt_addr(x),
+			      rnd_below(x, 4) ? rt_addr(x) + rnd_below(x, P) : 0);
+		break;
+	case 5:		/* a stack grows down into the gap below it */
+		mp = model_find(m, lo);
+		if (mp && mp->start > RT_BASE) {
+			struct mw_mapping *below = model_prev(mp);
+			uint64_t floor = below ? below->end : RT_BASE;
+
+			if (floor < mp->start)
+				model_grow_down(m, mp, mp->start - P * (1 + rnd_below(x, (mp->start - floor) / P)));
+		}
+		break;
+	case 6:		/* RSS divided by guess, or measured again */
+		mp = model_find(m, lo);
+		if (mp)
+			model_set_recheck(m, mp, rnd_below(x, 2));
+		break;
+	case 7:		/* a seed: every kind derived again */
+		model_for_each(mp, m)
+			model_classify(m, mp);
+		break;
+	}
+}
+
+/* The totals kept as the table changes are what summing it again gives,
+ * after every step of random sequences of changes. */
+TEST(running_totals_match_full_sums)
+{
+	for (uint64_t seed = 1; seed <= 20; seed++) {
+		uint64_t x = seed * 0x9e3779b97f4a7c15ull;
+		const char *why = NULL;
+		struct mw_model m;
+		int step;
+
+		model_init(&m, 16);
+		for (step = 0; step < 2000 && !why; step++) {
+			random_op(&m, &x);
+			why = full_sums_agree(&m);
+		}
+		if (!CHECK(why == NULL))
+			fprintf(stderr, "  seed %llu, step %d: %s\n", (unsigned long long)seed,
+				step, why);
+		CHECK(m.nlive > 0 && m.nlive < RT_PAGES);
+		model_free(&m);
+	}
+}
+
+/* A brk that moves re-derives the kinds it can change, and only those. */
+TEST(set_brk_classifies_near_heap_and_stack)
+{
+	struct mw_model m;
+	struct mw_mapping *below, *heap, *far, *stack, *file;
+
+	model_init(&m, 0);
+	model_set_brk(&m, 0x555555560000, 0x555555560000, 0x7ffd00020a50);
+	below = add_vma(&m, 0x55555555f000, 0x555555560000, RW, NULL, false);
+	heap = add_vma(&m, 0x555555560000, 0x555555563000, RW, NULL, false);
+	far = add_vma(&m, 0x7f0000000000, 0x7f0000001000, RW, NULL, false);
+	stack = add_vma(&m, 0x7ffd00000000, 0x7ffd00021000, RW | MW_VM_GROWSDOWN, NULL, false);
+	file = add_vma(&m, 0x555555563000, 0x555555564000, RW, "/lib/x.so", true);
+	CHECK_EQ_INT(heap->kind, MW_K_ANON);	/* brk at start_brk: no heap */
+	CHECK_EQ_INT(stack->kind, MW_K_STACK);
+	model_set_brk(&m, 0x555555560000, 0x555555563000, 0x7ffd00020a50);
+	CHECK_EQ_INT(heap->kind, MW_K_HEAP);
+	CHECK_EQ_INT(below->kind, MW_K_ANON);
+	CHECK_EQ_INT(file->kind, MW_K_FILE);
+	/* A kind poked wrong far from the heap and the stack stays wrong:
+	 * nothing there is looked at again. */
+	far->kind = MW_K_SHMEM;
+	model_set_brk(&m, 0x555555560000, 0x555555561000, 0x7ffd00020a50);
+	CHECK_EQ_INT(heap->kind, MW_K_HEAP);
+	CHECK_EQ_INT(far->kind, MW_K_SHMEM);
+	far->kind = MW_K_ANON;
+	/* The stack moves away: the old one is stack no more. */
+	model_set_brk(&m, 0x555555560000, 0x555555561000, 0x7f0000000800);
+	CHECK_EQ_INT(stack->kind, MW_K_ANON);
+	CHECK_EQ_INT(far->kind, MW_K_STACK);
+	/* The heap shrinks to nothing. */
+	model_set_brk(&m, 0x555555560000, 0x555555560000, 0x7f0000000800);
+	CHECK_EQ_INT(heap->kind, MW_K_ANON);
+	CHECK(full_sums_agree(&m) == NULL);
+	model_free(&m);
+}
+
+/* VmSize leaves the gate page out, also when a mapping becomes it. */
+TEST(vm_bytes_follow_kind_changes)
+{
+	struct mw_model m;
+	struct mw_pieces out = { 0 };
+
+	model_init(&m, 0);
+	add_vma(&m, 0x10000, 0x14000, RW, NULL, false);
+	CHECK_EQ_U64(model_vm_bytes(&m), 4 * P);
+	add_vma(&m, 0x12000, 0x13000, RX, "[vsyscall]", false);
+	CHECK_EQ_U64(model_vm_bytes(&m), 3 * P);
+	/* Its name stays through a change of protection. */
+	add_vma(&m, 0x12000, 0x13000, MW_VM_READ, NULL, false);
+	CHECK_EQ_U64(model_vm_bytes(&m), 3 * P);
+	model_carve(&m, 0x11000, 0x13000, &out);
+	CHECK_EQ_U64(model_vm_bytes(&m), 2 * P);
+	model_bury_all(&m, &out);
+	add_vma(&m, 0x11000, 0x13000, RW, NULL, false);
+	CHECK_EQ_U64(model_vm_bytes(&m), 4 * P);
+	CHECK(full_sums_agree(&m) == NULL);
+	model_free(&m);
+	CHECK_EQ_U64(model_vm_bytes(&m), 0);
+}
+
 /* ---- mountinfo ------------------------------------------------------------ */
 
 static const char mountinfo_sample[] =
@@ -1274,6 +1485,9 @@ int main(void)
 	RUN(classify_files_and_shmem);
 	RUN(classify_kernel_names);
 	RUN(classify_follows_brk);
+	RUN(running_totals_match_full_sums);
+	RUN(set_brk_classifies_near_heap_and_stack);
+	RUN(vm_bytes_follow_kind_changes);
 	RUN(mountinfo_tmpfs_devs);
 	RUN(mountinfo_drives_classification);
 	return unit_done();

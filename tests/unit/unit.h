@@ -96,6 +96,16 @@ static inline bool unit_check_str(const char *a, const char *b,
 		unit_test = "main";	\
 	} while (0)
 
+/* xorshift64: random test input, the same sequence on every run for a
+ * given non-zero seed *x. */
+static inline uint64_t unit_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 static inline int unit_done(void)
 {
 	printf("%lu passed, %lu failed\n", unit_passed, unit_failed);

@@ -101,9 +101,7 @@ int64_t account_unattributed(const struct mw_account *a)
 
 static struct mw_mapping *mapping_at(struct mw_account *a, uint64_t addr)
 {
-	long i = model_find(&a->model, addr);
-
-	return i < 0 ? NULL : a->model.live[i];
+	return model_find(&a->model, addr);
 }
 
 static void apply_slot(struct mw_account *a, const struct mw_slot *s)
@@ -129,7 +127,7 @@ static void apply_slot(struct mw_account *a, const struct mw_slot *s)
 	/* Threads changing the counters at once can misplace a few pages
 	 * between mappings (fault.bpf.h): check this one when quiet. */
 	if (a->kstate.reorders || a->concurrent)
-		mp->recheck = true;
+		model_set_recheck(&a->model, mp, true);
 	mp->rss_peak = MW_MAX(mp->rss_peak, before + s->peak);
 	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));	/* The most the slot held since its last harvest: faulted in. */
 	if (s->peak > 0)
@@ -151,21 +149,20 @@ static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
 static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
 		       const __s64 delta[MW_NR_MEMBERS])
 {
-	struct mw_model *m = &a->model;
-	size_t i = model_lower_bound(m, lo), j;
+	struct mw_mapping *first, *mp;
 	uint64_t covered = 0;
 
 	if (!delta[0] && !delta[1] && !delta[2] && !delta[3])
 		return;
-	for (j = i; j < m->nlive && m->live[j]->start < hi; j++)
-		covered += MW_MIN(m->live[j]->end, hi) - MW_MAX(m->live[j]->start, lo);
+	first = model_lower_bound(&a->model, lo);
+	for (mp = first; mp && mp->start < hi; mp = model_next(mp))
+		covered += MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
 	if (!covered) {
 		for (int k = 0; k < MW_NR_MEMBERS; k++)
 			a->lost_attr[k] += delta[k];
 		return;
 	}
-	for (j = i; j < m->nlive && m->live[j]->start < hi; j++) {
-		struct mw_mapping *mp = m->live[j];
+	for (mp = first; mp && mp->start < hi; mp = model_next(mp)) {
 		uint64_t part = MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
 
 		for (int k = 0; k < MW_NR_MEMBERS; k++)
@@ -174,7 +171,7 @@ static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
 		 * a split), or more than it held: a guess; measure when quiet. */
 		if (part != covered || mp->rss[MW_ANON] < 0 || mp->rss[MW_FILE] < 0 ||
 		    mp->rss[MW_SHMEM] < 0)
-			mp->recheck = true;
+			model_set_recheck(&a->model, mp, true);
 	}
 }
 
@@ -231,7 +228,7 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
  * (model.c) is exact.  Kept on both sides, only their sum is: how it divides
  * between them is a guess, measured again when quiet, as any split.
  */
-static void settled(struct mw_pieces *p)
+static void settled(struct mw_model *m, struct mw_pieces *p)
 {
 	struct mw_mapping *kept[] = { p->kept_left, p->kept_right };
 	bool guessed = p->kept_left && p->kept_right &&
@@ -242,7 +239,8 @@ static void settled(struct mw_pieces *p)
 			continue;
 		kept[i]->settling = false;
 		kept[i]->rss_estimated = guessed;
-		kept[i]->recheck |= guessed && mapping_rss_total(kept[i]) != 0;
+		if (guessed && mapping_rss_total(kept[i]) != 0)
+			model_set_recheck(m, kept[i], true);
 	}
 	for (size_t i = 0; i < p->n; i++)
 		if (p->v[i]->settling) {
@@ -270,7 +268,7 @@ static void remove_range(struct mw_account *a, uint64_t lo, uint64_t hi,
 	carve_removed(a, lo, hi, delta, &p);
 	if (delta) {
 		settle_removed(&p, delta);
-		settled(&p);
+		settled(&a->model, &p);
 	}
 	model_bury_all(&a->model, &p);
 }
@@ -353,7 +351,7 @@ static void remove_unmapped(struct mw_account *a, const struct mw_op_rec *r)
 		}
 	}
 	settle_removed(&gone, left);
-	settled(&gone);
+	settled(&a->model, &gone);
 	model_bury_all(&a->model, &gone);
 }
 
@@ -455,14 +453,14 @@ static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
 
 static void apply_vmgrow(struct mw_account *a, const struct mw_op_rec *r)
 {
-	struct mw_model *m = &a->model;
-	size_t i = model_lower_bound(m, r->start);
+	struct mw_mapping *mp = model_lower_bound(&a->model, r->start), *below;
 
 	/* The stack VMA just above the faulting address grew down to it. */
-	if (i < m->nlive && m->live[i]->start > r->start &&
-	    (m->live[i]->flags & MW_VM_GROWSDOWN || m->live[i]->kind == MW_K_STACK) &&
-	    (i == 0 || m->live[i - 1]->end <= r->start)) {
-		m->live[i]->start = r->start;
+	below = mp ? model_prev(mp) : NULL;
+	if (mp && mp->start > r->start &&
+	    (mp->flags & MW_VM_GROWSDOWN || mp->kind == MW_K_STACK) &&
+	    (!below || below->end <= r->start)) {
+		model_grow_down(&a->model, mp, r->start);
 		return;
 	}
 	a->need_resync = true;
@@ -504,11 +502,9 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		r = &cut;
 	}
 	debug_op(r);
-	if (r->start_brk) {
-		m->start_brk = r->start_brk;
-		m->brk = r->brk;
-		m->start_stack = r->start_stack;
-	}
+	/* Heap and stack move with brk: the kinds near them follow. */
+	if (r->start_brk)
+		model_set_brk(m, r->start_brk, r->brk, r->start_stack);
 	switch (r->op) {
 	case MW_OP_MMAP:
 		/* Only MAP_FIXED replaces what was there.  Anything else the
@@ -559,12 +555,6 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		spread_rss(a, r->start, r->end, r->rss_delta);
 		break;
 	}
-	/* Heap and stack move with brk; re-derive names near them.  A file
-	 * mapping's kind does not depend on them (and costs string compares). */
-	if (r->op == MW_OP_BRK || r->op == MW_OP_VMGROW)
-		for (size_t i = 0; i < m->nlive; i++)
-			if (!m->live[i]->has_file)
-				model_classify(m, m->live[i]);
 	if (model_vm_bytes(m) != (r->total_vm << MW_PAGE_SHIFT)) {
 		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
 		       (unsigned long long)model_vm_bytes(m),
@@ -721,11 +711,15 @@ static void seed_rss(struct mw_mapping *mp, const struct pm_vma *p)
 	mp->rss_peak = mapping_rss_total(mp);
 }
 
-static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t len)
+/* Not inlined: a seed carries the whole layout, and scripts/bench/regress
+ * leaves its cost out of what a record costs (callgrind --toggle-collect). */
+static __attribute__((noinline)) void apply_seed(struct mw_account *a, const struct mw_seed *s,
+						 uint32_t len)
 {
 	struct mw_model *m = &a->model;
 	const char *maps = (const char *)(s + 1);
 	struct pm_maps pm = { 0 };
+	struct mw_mapping *mp;
 	uint64_t prev_end = 0;
 	int err;
 
@@ -736,6 +730,7 @@ static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t l
 	if (!a->pid)
 		a->pid = s->pid;
 	m->now_ns = s->ts;
+	/* Not model_set_brk(): every kind is derived again below. */
 	m->start_brk = s->start_brk;
 	m->brk = s->brk;
 	m->start_stack = s->start_stack;
@@ -762,7 +757,6 @@ static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t l
 		a->resyncs++;
 	for (size_t i = 0; i < pm.n; i++) {
 		struct mw_vma_state v;
-		struct mw_mapping *mp;
 
 		/* Whatever the table holds in a gap of /proc's is gone. */
 		if (pm.v[i].start > prev_end)
@@ -777,8 +771,8 @@ static void apply_seed(struct mw_account *a, const struct mw_seed *s, uint32_t l
 	}
 	if (pm.n && prev_end < UINT64_MAX)
 		remove_range(a, prev_end, UINT64_MAX, NULL);
-	for (size_t i = 0; i < m->nlive; i++)
-		model_classify(m, m->live[i]);
+	model_for_each(mp, m)
+		model_classify(m, mp);
 	procfs_maps_free(&pm);
 	a->need_resync = false;
 }
@@ -816,8 +810,7 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 	case MW_S_RECONCILE:
 		if (r->len >= sizeof(struct mw_reconcile)) {
 			const struct mw_reconcile *rc = r->data;
-			long i = model_find(&a->model, rc->start);
-			struct mw_mapping *mp = i < 0 ? NULL : a->model.live[i];
+			struct mw_mapping *mp = model_find(&a->model, rc->start);
 
 			if (!mp || mp->start != rc->start || mp->end != rc->end)
 				break;
@@ -825,7 +818,7 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 			mp->rss[MW_FILE] = rc->rss[MW_FILE];
 			mp->rss[MW_SHMEM] = rc->rss[MW_SHMEM];
 			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
-			mp->recheck = false;
+			model_set_recheck(&a->model, mp, false);
 			mp->rss_estimated = false;
 			a->reconciled++;
 		}
@@ -841,10 +834,9 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 	case MW_S_UNLINKED:
 		if (r->len >= sizeof(struct mw_unlinked)) {
 			const struct mw_unlinked *u = r->data;
+			struct mw_mapping *mp;
 
-			for (size_t i = 0; i < a->model.nlive; i++) {
-				struct mw_mapping *mp = a->model.live[i];
-
+			model_for_each(mp, &a->model) {
 				if (mp->has_file && mp->ino == u->ino &&
 				    mp->dev_major == u->dev_major && mp->dev_minor == u->dev_minor)
 					mp->deleted = true;

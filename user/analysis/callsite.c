@@ -251,10 +251,10 @@ void callsites_op(struct mw_callsites *cs, const struct mw_op_rec *r)
 static void mark_made(struct mw_callsites *cs, struct mw_model *m, uint32_t id,
 		      uint64_t vm_bytes)
 {
-	for (size_t i = model_lower_bound(m, cs->op_start);
-	     i < m->nlive && m->live[i]->start < cs->op_end; i++) {
-		struct mw_mapping *mp = m->live[i];
+	struct mw_mapping *mp;
 
+	for (mp = model_lower_bound(m, cs->op_start); mp && mp->start < cs->op_end;
+	     mp = model_next(mp)) {
 		if (mp->phase >= 0 && (!mp->stack || vm_bytes > mp->stack_vm)) {
 			mp->stack = id;
 			mp->stack_vm = vm_bytes;
@@ -267,7 +267,6 @@ void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 {
 	uint32_t frames[MW_STACK_DEPTH + 1], nr, id;
 	struct mw_mapping *mp;
-	long idx;
 
 	if (len < offsetof(struct mw_stack_rec, ips))
 		return;
@@ -286,8 +285,7 @@ void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 			mark_made(cs, m, id, r->vm_bytes);
 		cs->op_valid = false;
 	} else if (r->kind == MW_STACK_FAULT) {
-		idx = model_find(m, r->addr);
-		mp = idx >= 0 ? m->live[idx] : NULL;
+		mp = model_find(m, r->addr);
 		if (mp && !mp->fault_stack)
 			mp->fault_stack = id;
 	}

@@ -698,6 +698,29 @@ static int took_cmp(const void *x, const void *y)
 	       a->mp->start < b->mp->start ? -1 : a->mp->start > b->mp->start;
 }
 
+/*
+ * Every mapping, live in address order then the unmapped, in an array the
+ * next call reuses (the detectors run one at a time, at report time).
+ */
+static struct mw_mapping **all_mappings(const struct mw_model *m, size_t *n)
+{
+	static struct mw_mapping **v;
+	static size_t cap;
+	struct mw_mapping *mp;
+	size_t i = 0;
+
+	if (m->nlive + m->ndead + 1 > cap) {
+		cap = m->nlive + m->ndead + 1;
+		v = mw_xrealloc(v, cap, sizeof(*v));
+	}
+	model_for_each(mp, m)
+		v[i++] = mp;
+	for (size_t d = 0; d < m->ndead; d++)
+		v[i++] = m->dead[d];
+	*n = i;
+	return v;
+}
+
 static void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 			     struct mw_findings *out)
 {
@@ -727,8 +750,10 @@ static void find_first_touch(const struct mw_account *a, const struct mw_find_op
 		return;
 	/* The mappings the first iteration faulted into, by how much. */
 	v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
-	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
-		const struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+	size_t nall;
+	struct mw_mapping **all = all_mappings(m, &nall);
+	for (size_t i = 0; i < nall; i++) {
+		const struct mw_mapping *mp = all[i];
 		int64_t took = MW_MIN(mp->it1_rss, mp->rss_peak);
 
 		/* A piece split off after the first iteration carries the whole
@@ -862,16 +887,16 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 
 		for (size_t t = 0; t < p->ntop; t++) {
 			const struct mw_growth *g = &p->top[t];
-			long idx = g->rss_delta > 0 ? model_find(m, g->start) : -1;
+			struct mw_mapping *at = g->rss_delta > 0 ? model_find(m, g->start) : NULL;
 			size_t q;
 
-			if (idx < 0 || m->live[idx]->kind != g->kind || !kept_counts(m->live[idx]))
+			if (!at || at->kind != g->kind || !kept_counts(at))
 				continue;
-			for (q = 0; q < nk && k[q].mp != m->live[idx]; q++)
+			for (q = 0; q < nk && k[q].mp != at; q++)
 				;
 			if (q == nk) {
 				k = mw_xrealloc(k, nk + 1, sizeof(*k));
-				k[nk++] = (struct kept){ .mp = m->live[idx] };
+				k[nk++] = (struct kept){ .mp = at };
 			}
 			k[q].grew += g->rss_delta;
 		}
@@ -951,8 +976,10 @@ static void find_sparse(const struct mw_account *a, const struct mw_find_opts *o
 	size_t n = 0;
 	char b[3][32];
 
-	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
-		struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+	size_t nall;
+	struct mw_mapping **all = all_mappings(m, &nall);
+	for (size_t i = 0; i < nall; i++) {
+		struct mw_mapping *mp = all[i];
 		int pct = hists_touched_pct(mp);
 
 		/* Reservations: anon and shared memory (a file mapping's pages
@@ -1051,8 +1078,10 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 	char b[4][32];
 
 	/* Per call site (one group without --stacks). */
-	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
-		const struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+	size_t nall;
+	struct mw_mapping **all = all_mappings(m, &nall);
+	for (size_t i = 0; i < nall; i++) {
+		const struct mw_mapping *mp = all[i];
 		int64_t r, u;
 
 		if (!waste_of(mp, o, &r, &u))
@@ -1086,8 +1115,8 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 		return;
 	}
 	v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
-	for (size_t i = 0; i < m->nlive + m->ndead; i++) {
-		const struct mw_mapping *mp = i < m->nlive ? m->live[i] : m->dead[i - m->nlive];
+	for (size_t i = 0; i < nall; i++) {
+		const struct mw_mapping *mp = all[i];
 		int64_t t = waste_total(mp, o);
 
 		if (t <= 0 || !(w = wsite_of(s, &by, mp->stack)) || !w->fires)
@@ -1155,6 +1184,7 @@ static void find_leak(const struct mw_account *a, const struct mw_find_opts *o,
 	struct dist rss, vm, growth;
 	struct sites acc = { 0 };
 	struct mw_finding *f;
+	struct mw_mapping *mp;
 	int64_t grown = 0;
 	size_t n = 0;
 	char b[6][32];
@@ -1167,9 +1197,7 @@ static void find_leak(const struct mw_account *a, const struct mw_find_opts *o,
 	rss = it_dist(ph, k, IT_RSS);
 	vm = it_dist(ph, k, IT_VM);
 	f = fnew(out, MW_F_LEAK, MW_SEV_HIGH);
-	for (size_t i = 0; i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
-
+	model_for_each(mp, m) {
 		if (!phases_mapping_grows(ph, mp))
 			continue;
 		n++;

@@ -113,8 +113,7 @@ void hists_get(const struct mw_hists *hs, const struct mw_model *m, int phase,
 		*out = hs->phase[phase];
 	/* Live mappings: their peak may still rise, so they are counted
 	 * when asked rather than kept. */
-	for (size_t i = 0; m && i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
+	for (const struct mw_mapping *mp = m ? model_first(m) : NULL; mp; mp = model_next(mp)) {
 		int pct = hists_touched_pct(mp);
 
 		if (pct >= 0 && (phase < 0 || mp->phase == phase))

@@ -13,9 +13,21 @@
 #include "analysis/classify.h"
 #include "util.h"
 
+/* Live mappings never overlap: by start is also by end. */
+static int cmp_start(const struct mw_mapping *a, const struct mw_mapping *b)
+{
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* RB_GENERATE_STATIC() with the attribute spelled out: libbsd leaves its
+ * __unused undefined (a struct member of that name in Linux headers). */
+RB_GENERATE_INTERNAL(mw_live, mw_mapping, node, cmp_start, __attribute__((unused)) static)
+
 void model_init(struct mw_model *m, size_t dead_limit)
 {
 	memset(m, 0, sizeof(*m));
+	RB_INIT(&m->live);
+	TAILQ_INIT(&m->recheck);
 	m->dead_limit = dead_limit;
 	m->next_seq = 1;
 }
@@ -28,13 +40,23 @@ static void mapping_free(struct mw_mapping *mp)
 	free(mp);
 }
 
+/* Children first: a walk in order would climb through freed parents. */
+static void free_subtree(struct mw_mapping *mp)
+{
+	while (mp) {
+		struct mw_mapping *right = RB_RIGHT(mp, node);
+
+		free_subtree(RB_LEFT(mp, node));
+		mapping_free(mp);
+		mp = right;
+	}
+}
+
 void model_free(struct mw_model *m)
 {
-	for (size_t i = 0; i < m->nlive; i++)
-		mapping_free(m->live[i]);
+	free_subtree(RB_ROOT(&m->live));
 	for (size_t i = 0; i < m->ndead; i++)
 		mapping_free(m->dead[i]);
-	free(m->live);
 	free(m->dead);
 	free(m->shmem_devs);
 	memset(m, 0, sizeof(*m));
@@ -57,47 +79,142 @@ void mapping_add_rss(struct mw_mapping *mp, int member, int64_t delta)
 		mp->rss_peak = total;
 }
 
-size_t model_lower_bound(const struct mw_model *m, uint64_t addr)
+/* ---- the table: a red-black tree and its running totals ---------------- */
+
+struct mw_mapping *model_first(const struct mw_model *m)
 {
-	size_t lo = 0, hi = m->nlive;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->live[mid]->end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return RB_MIN(mw_live, (struct mw_live *)&m->live);
 }
 
-long model_find(const struct mw_model *m, uint64_t addr)
+struct mw_mapping *model_next(const struct mw_mapping *mp)
 {
-	size_t i = model_lower_bound(m, addr);
-
-	if (i < m->nlive && m->live[i]->start <= addr)
-		return (long)i;
-	return -1;
+	return RB_NEXT(mw_live, NULL, (struct mw_mapping *)mp);
 }
 
-static void live_insert_at(struct mw_model *m, size_t i, struct mw_mapping *mp)
+struct mw_mapping *model_prev(const struct mw_mapping *mp)
 {
-	if (m->nlive == m->live_cap) {
-		m->live_cap = m->live_cap ? m->live_cap * 2 : 64;
-		m->live = mw_xrealloc(m->live, m->live_cap, sizeof(*m->live));
+	return RB_PREV(mw_live, NULL, (struct mw_mapping *)mp);
+}
+
+struct mw_mapping *model_lower_bound(const struct mw_model *m, uint64_t addr)
+{
+	struct mw_mapping *mp = RB_ROOT(&m->live), *found = NULL;
+
+	while (mp) {
+		if (mp->end > addr) {
+			found = mp;
+			mp = RB_LEFT(mp, node);
+		} else {
+			mp = RB_RIGHT(mp, node);
+		}
 	}
-	memmove(&m->live[i + 1], &m->live[i], (m->nlive - i) * sizeof(*m->live));
-	m->live[i] = mp;
+	return found;
+}
+
+struct mw_mapping *model_find(const struct mw_model *m, uint64_t addr)
+{
+	struct mw_mapping *mp = model_lower_bound(m, addr);
+
+	return mp && mp->start <= addr ? mp : NULL;
+}
+
+/* What a live mapping adds to VmSize. */
+static uint64_t vm_of(const struct mw_mapping *mp)
+{
+	return mp->kind == MW_K_VSYSCALL ? 0 : mp->end - mp->start;
+}
+
+/* Callers carve mp's range out first: no live mapping starts inside it. */
+static void live_insert(struct mw_model *m, struct mw_mapping *mp)
+{
+	RB_INSERT(mw_live, &m->live, mp);
+	mp->in_table = true;
 	m->nlive++;
+	m->vm_bytes += vm_of(mp);
+	if (mp->recheck) {
+		TAILQ_INSERT_TAIL(&m->recheck, mp, recheck_node);
+		m->nrecheck++;
+	}
 }
 
-static void live_remove_range(struct mw_model *m, size_t i, size_t j)
+static void live_remove(struct mw_model *m, struct mw_mapping *mp)
 {
-	if (i == j)	/* m->live may be NULL: memmove(NULL, NULL, 0) is UB */
-		return;
-	memmove(&m->live[i], &m->live[j], (m->nlive - j) * sizeof(*m->live));
-	m->nlive -= j - i;
+	RB_REMOVE(mw_live, &m->live, mp);
+	mp->in_table = false;
+	m->nlive--;
+	m->vm_bytes -= vm_of(mp);
+	if (mp->recheck) {
+		TAILQ_REMOVE(&m->recheck, mp, recheck_node);
+		m->nrecheck--;
+	}
+}
+
+/* Move a live mapping's range without changing its place in the order. */
+static void live_set_range(struct mw_model *m, struct mw_mapping *mp,
+			   uint64_t start, uint64_t end)
+{
+	m->vm_bytes -= vm_of(mp);
+	mp->start = start;
+	mp->end = end;
+	m->vm_bytes += vm_of(mp);
+}
+
+void model_grow_down(struct mw_model *m, struct mw_mapping *mp, uint64_t start)
+{
+	live_set_range(m, mp, start, mp->end);
+	model_classify(m, mp);
+}
+
+void model_set_recheck(struct mw_model *m, struct mw_mapping *mp, bool recheck)
+{
+	if (mp->in_table && recheck && !mp->recheck) {
+		TAILQ_INSERT_TAIL(&m->recheck, mp, recheck_node);
+		m->nrecheck++;
+	} else if (mp->in_table && !recheck && mp->recheck) {
+		TAILQ_REMOVE(&m->recheck, mp, recheck_node);
+		m->nrecheck--;
+	}
+	mp->recheck = recheck;
+}
+
+uint64_t model_vm_bytes(const struct mw_model *m)
+{
+	return m->vm_bytes;
+}
+
+const char *model_check(const struct mw_model *m)
+{
+	const struct mw_mapping *mp, *prev = NULL;
+	uint64_t vm = 0;
+	size_t n = 0, nrecheck = 0;
+
+	model_for_each(mp, m) {
+		if (!mp->in_table || mp->unmapped)
+			return "a mapping in the tree is not marked live";
+		if (mp->start >= mp->end)
+			return "an empty or inverted range";
+		if (prev && prev->end > mp->start)
+			return "overlapping or unsorted ranges";
+		vm += vm_of(mp);
+		nrecheck += mp->recheck;
+		n++;
+		prev = mp;
+	}
+	if (n != m->nlive)
+		return "nlive is not the number of mappings in the tree";
+	if (vm != m->vm_bytes)
+		return "vm_bytes is not the sum of the live sizes";
+	if (nrecheck != m->nrecheck)
+		return "nrecheck is not the number of live mappings to re-check";
+	n = 0;
+	TAILQ_FOREACH(mp, &m->recheck, recheck_node) {
+		if (!mp->in_table || !mp->recheck)
+			return "the re-check list holds a mapping not live or not to re-check";
+		n++;
+	}
+	if (n != nrecheck)
+		return "the re-check list is not the live mappings to re-check";
+	return NULL;
 }
 
 static struct mw_mapping *mapping_clone(const struct mw_mapping *mp)
@@ -105,6 +222,9 @@ static struct mw_mapping *mapping_clone(const struct mw_mapping *mp)
 	struct mw_mapping *c = mw_xcalloc(1, sizeof(*c));
 
 	*c = *mp;
+	memset(&c->node, 0, sizeof(c->node));
+	memset(&c->recheck_node, 0, sizeof(c->recheck_node));
+	c->in_table = false;
 	c->path = mp->path ? mw_xstrdup(mp->path) : NULL;
 	return c;
 }
@@ -152,8 +272,8 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 		/* Measured or not, the process may have moved on before we
 		 * split: the capture side re-measures both when it catches up. */
 		if (has_rss) {
-			a->recheck = true;
-			b->recheck = true;
+			model_set_recheck(m, a, true);
+			model_set_recheck(m, b, true);
 		}
 		/* Any RSS divided by size is a guess, also when page rounding
 		 * put all of it on one side (a->rss is already a's share). */
@@ -174,17 +294,24 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 				MW_MIN((peak - meas->rss_peak) & ~4095LL, (int64_t)(den - num)));
 }
 
-/* Split live[i] at x; the new right half is live[i + 1]. */
-static void split_at(struct mw_model *m, size_t i, uint64_t x, bool measure_left)
+/* Split live mapping a at x; returns the new right half, in the table. */
+static struct mw_mapping *split_at(struct mw_model *m, struct mw_mapping *a,
+				   uint64_t x, bool measure_left)
 {
-	struct mw_mapping *a = m->live[i], *b = mapping_clone(a);
+	struct mw_mapping *b = mapping_clone(a);
 
 	b->start = x;
 	if (a->has_file)
 		b->pgoff = a->pgoff + (x - a->start);
-	a->end = x;
+	live_set_range(m, a, a->start, x);
 	divide_stats(m, a, b, measure_left);
-	live_insert_at(m, i + 1, b);
+	live_insert(m, b);
+	/* Either half may have left the heap or the stack. */
+	if (!a->has_file) {
+		model_classify(m, a);
+		model_classify(m, b);
+	}
+	return b;
 }
 
 static void pieces_push(struct mw_pieces *p, struct mw_mapping *mp)
@@ -207,38 +334,39 @@ void pieces_free(struct mw_pieces *p)
 void model_carve(struct mw_model *m, uint64_t lo, uint64_t hi,
 		 struct mw_pieces *out)
 {
-	size_t i, j;
+	struct mw_mapping *mp, *next;
 
 	if (lo >= hi)
 		return;
-	i = model_lower_bound(m, lo);
-	if (i < m->nlive && m->live[i]->start < lo && m->live[i]->end > lo) {
+	mp = model_lower_bound(m, lo);
+	if (mp && mp->start < lo) {
 		/* The part left of lo stays: measure it. */
-		split_at(m, i, lo, true);
-		out->kept_left = m->live[i];
-		i++;
+		out->kept_left = mp;
+		mp = split_at(m, mp, lo, true);
 	}
-	for (j = i; j < m->nlive && m->live[j]->start < hi; j++) {
-		if (m->live[j]->end > hi) {
-			split_at(m, j, hi, false);	/* right part stays */
-			out->kept_right = m->live[j + 1];
-		}
+	for (; mp && mp->start < hi; mp = next) {
+		if (mp->end > hi)	/* right part stays */
+			out->kept_right = split_at(m, mp, hi, false);
+		next = model_next(mp);
+		live_remove(m, mp);
+		pieces_push(out, mp);
 	}
-	for (size_t k = i; k < j; k++)
-		pieces_push(out, m->live[k]);
-	live_remove_range(m, i, j);
 }
 
 void model_place(struct mw_model *m, struct mw_mapping *mp)
 {
 	struct mw_pieces over = { 0 };
-	size_t i;
 
+	if (mp->start >= mp->end) {	/* nothing of it is mapped */
+		model_bury(m, mp);
+		return;
+	}
 	/* Never let the table overlap: whatever was there is gone. */
 	model_carve(m, mp->start, mp->end, &over);
 	model_bury_all(m, &over);
-	i = model_lower_bound(m, mp->start);
-	live_insert_at(m, i, mp);
+	if (!mp->has_file)	/* moved (mremap): into or out of the heap */
+		model_classify(m, mp);
+	live_insert(m, mp);
 }
 
 static void fold_dead(struct mw_model *m, struct mw_mapping *mp)
@@ -345,26 +473,17 @@ struct mw_mapping *model_set_vma(struct mw_model *m,
 	mapping_take_state(mp, v);
 	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
 	model_classify(m, mp);
-	live_insert_at(m, model_lower_bound(m, mp->start), mp);
+	live_insert(m, mp);
 	return mp;
-}
-
-uint64_t model_vm_bytes(const struct mw_model *m)
-{
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < m->nlive; i++)
-		if (m->live[i]->kind != MW_K_VSYSCALL)
-			sum += m->live[i]->end - m->live[i]->start;
-	return sum;
 }
 
 int64_t model_rss(const struct mw_model *m, int member)
 {
+	const struct mw_mapping *mp;
 	int64_t sum = 0;
 
-	for (size_t i = 0; i < m->nlive; i++)
-		sum += m->live[i]->rss[member];
+	model_for_each(mp, m)
+		sum += mp->rss[member];
 	return sum;
 }
 
@@ -394,5 +513,55 @@ const char *mapping_display_path(const struct mw_model *m,
 
 void model_classify(struct mw_model *m, struct mw_mapping *mp)
 {
-	mp->kind = mw_classify(m, mp);
+	enum mw_kind kind = mw_classify(m, mp);
+
+	if (kind == mp->kind)
+		return;
+	if (mp->in_table)
+		m->vm_bytes -= vm_of(mp);
+	mp->kind = kind;
+	if (mp->in_table)
+		m->vm_bytes += vm_of(mp);
+}
+
+/* Re-derive the kinds of the live mappings overlapping [lo, hi): only
+ * mappings without a file can be heap or stack. */
+static void classify_range(struct mw_model *m, uint64_t lo, uint64_t hi)
+{
+	struct mw_mapping *mp;
+
+	for (mp = model_lower_bound(m, lo); mp && mp->start < hi; mp = model_next(mp))
+		if (!mp->has_file)
+			model_classify(m, mp);
+}
+
+/*
+ * Where a mapping can be heap or stack (classify.c): it is heap if it has
+ * start < brk and end > start_brk, so it overlaps [start_brk, brk) or, with
+ * brk at or below start_brk, holds start_brk; stack if start <= start_stack
+ * <= end, so it overlaps [start_stack - 1, start_stack + 1).
+ */
+static void classify_near(struct mw_model *m, uint64_t start_brk, uint64_t brk,
+			  uint64_t start_stack)
+{
+	if (start_brk)
+		classify_range(m, start_brk, MW_MAX(brk, start_brk + 1));
+	if (start_stack)
+		classify_range(m, start_stack - 1, start_stack + 1);
+}
+
+void model_set_brk(struct mw_model *m, uint64_t start_brk, uint64_t brk,
+		   uint64_t start_stack)
+{
+	uint64_t old_start_brk = m->start_brk, old_brk = m->brk;
+	uint64_t old_stack = m->start_stack;
+
+	if (start_brk == old_start_brk && brk == old_brk && start_stack == old_stack)
+		return;
+	m->start_brk = start_brk;
+	m->brk = brk;
+	m->start_stack = start_stack;
+	/* What was heap or stack and may be no more, then what may be now. */
+	classify_near(m, old_start_brk, old_brk, old_stack);
+	classify_near(m, start_brk, brk, start_stack);
 }

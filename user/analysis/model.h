@@ -2,10 +2,14 @@
 /*
  * model.h — the mapping table: one process's VMAs as the kernel keeps them.
  *
- * Live mappings are kept sorted by start address and never overlap; every
- * change is expressed as "carve a range out" plus "the kernel now has this
- * VMA", which makes re-applying a kernel-reported state harmless.  Mappings
- * that go away are kept (capped) with the RSS they had when they went.
+ * Live mappings are kept in a red-black tree by start address and never
+ * overlap; every change is expressed as "carve a range out" plus "the kernel
+ * now has this VMA", which makes re-applying a kernel-reported state
+ * harmless.  Finding, splitting, placing and removing cost O(log n) in the
+ * number of live mappings, and the totals a record is checked against are
+ * kept as it goes, so a record costs the same with 100 mappings or 60,000.
+ * Mappings that go away are kept (capped) with the RSS they had when they
+ * went.
  */
 #ifndef MW_MODEL_H
 #define MW_MODEL_H
@@ -13,6 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <bsd/sys/tree.h>	/* libbsd-dev: the BSDs' red-black tree macros */
+#include <sys/queue.h>
 
 #include "memwatch.h"
 
@@ -43,6 +50,8 @@ struct mw_vma_state {
 };
 
 struct mw_mapping {
+	RB_ENTRY(mw_mapping) node;	/* in the live table, if in_table */
+	TAILQ_ENTRY(mw_mapping) recheck_node;	/* in m->recheck, if also recheck */
 	uint64_t start, end;
 	uint64_t flags;
 	uint64_t pgoff;
@@ -51,8 +60,10 @@ struct mw_mapping {
 	bool deleted;
 	bool has_file;
 	bool unmapped;
+	bool in_table;		/* live and in m->live (model.c alone sets it) */
 	bool rss_estimated;	/* a split had to guess how RSS divides */
-	bool recheck;		/* RSS divided by a split: measure when quiet */
+	bool recheck;		/* RSS divided by a split: measure when quiet
+				 * (model_set_recheck() while in the table) */
 	bool settling;		/* split by a removal whose RSS the kernel gave:
 				 * exact once settle_removed() ran */
 	enum mw_kind kind;
@@ -84,9 +95,17 @@ struct mw_oracle {
 	void *ctx;
 };
 
+RB_HEAD(mw_live, mw_mapping);
+
 struct mw_model {
-	struct mw_mapping **live;
-	size_t nlive, live_cap;
+	/* Only model.c changes the tree and the ranges of what is in it
+	 * (model_first() and friends walk it). */
+	struct mw_live live;
+	size_t nlive;
+	uint64_t vm_bytes;	/* running sum: model_vm_bytes() */
+	/* The live mappings with recheck set, oldest first, and how many. */
+	TAILQ_HEAD(mw_recheck, mw_mapping) recheck;
+	size_t nrecheck;
 	struct mw_mapping **dead;
 	size_t ndead, dead_cap;
 	size_t dead_limit;	/* keep at most this many unmapped mappings */
@@ -98,7 +117,7 @@ struct mw_model {
 	uint32_t next_seq;
 	int phase;		/* current phase index, stamped on births */
 	uint32_t iter;		/* current iteration (1-based), 0: none yet */
-	uint64_t start_brk, brk, start_stack;
+	uint64_t start_brk, brk, start_stack;	/* model_set_brk(), or a seed */
 	/* Devices of tmpfs-like mounts: their file pages count as shmem. */
 	struct mw_dev { uint32_t major, minor; } *shmem_devs;
 	size_t nshmem_devs;
@@ -119,10 +138,18 @@ struct mw_pieces {
 void model_init(struct mw_model *m, size_t dead_limit);
 void model_free(struct mw_model *m);
 
-/* Index of the mapping containing addr, or -1. */
-long model_find(const struct mw_model *m, uint64_t addr);
-/* Index of the first mapping ending after addr (nlive if none). */
-size_t model_lower_bound(const struct mw_model *m, uint64_t addr);
+/* Live mappings in address order: the lowest, the one after or before mp
+ * (NULL at either end).  Nothing may be placed or carved while walking. */
+struct mw_mapping *model_first(const struct mw_model *m);
+struct mw_mapping *model_next(const struct mw_mapping *mp);
+struct mw_mapping *model_prev(const struct mw_mapping *mp);
+#define model_for_each(mp, m) \
+	for ((mp) = model_first(m); (mp); (mp) = model_next(mp))
+
+/* The mapping containing addr, or NULL. */
+struct mw_mapping *model_find(const struct mw_model *m, uint64_t addr);
+/* The first mapping ending after addr, or NULL. */
+struct mw_mapping *model_lower_bound(const struct mw_model *m, uint64_t addr);
 
 /* Remove [lo, hi) from the table, splitting mappings at the edges; the parts
  * inside are appended to 'out' (the caller buries or places them). */
@@ -140,10 +167,23 @@ void pieces_free(struct mw_pieces *p);
 struct mw_mapping *model_set_vma(struct mw_model *m,
 				 const struct mw_vma_state *v);
 
-/* Sum of live mapping sizes as /proc's VmSize counts them (no gate page). */
+/* A live mapping now starts lower, at start (a stack grown down to it):
+ * nothing may be mapped in between. */
+void model_grow_down(struct mw_model *m, struct mw_mapping *mp, uint64_t start);
+
+/* Set or clear mp->recheck, keeping m->recheck and m->nrecheck.  Walk
+ * those with TAILQ_FIRST() / TAILQ_NEXT(mp, recheck_node); clearing the
+ * one walked is allowed. */
+void model_set_recheck(struct mw_model *m, struct mw_mapping *mp, bool recheck);
+
+/* Sum of live mapping sizes as /proc's VmSize counts them (no gate page):
+ * kept as the table changes, O(1). */
 uint64_t model_vm_bytes(const struct mw_model *m);
-/* Sum of live mapping RSS of one member. */
+/* Sum of live mapping RSS of one member (a walk: for reports). */
 int64_t model_rss(const struct mw_model *m, int member);
+/* What the running totals and the tree should hold, re-derived the slow way:
+ * NULL if they do, else what is wrong (tests, fuzzing). */
+const char *model_check(const struct mw_model *m);
 
 int64_t mapping_rss_total(const struct mw_mapping *mp);
 /* Add signed RSS to a mapping, raising its peak if need be. */
@@ -156,5 +196,10 @@ const char *mapping_display_path(const struct mw_model *m,
 				 char *buf, size_t len);
 /* Re-derive kind (heap/stack depend on the model's brk and stack). */
 void model_classify(struct mw_model *m, struct mw_mapping *mp);
+/* The heap and the stack are now here: re-derive the kinds of the mappings
+ * whose kind can change with them, those near the old and the new heap and
+ * stack, and no others. */
+void model_set_brk(struct mw_model *m, uint64_t start_brk, uint64_t brk,
+		   uint64_t start_stack);
 
 #endif /* MW_MODEL_H */

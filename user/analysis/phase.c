@@ -98,11 +98,13 @@ static void consider(struct mw_phase *p, const struct mw_model *m,
 /* The mappings that grew most in phase idx, live or unmapped during it. */
 static void top_growth(struct mw_phase *p, const struct mw_model *m, int idx)
 {
+	const struct mw_mapping *mp;
+
 	growth_free(p);
-	for (size_t i = 0; i < m->nlive; i++)
-		consider(p, m, m->live[i], idx);
+	model_for_each(mp, m)
+		consider(p, m, mp, idx);
 	for (size_t i = m->ndead; i > 0; i--) {
-		const struct mw_mapping *mp = m->dead[i - 1];
+		mp = m->dead[i - 1];
 
 		if (mp->died_ns < p->start.ts)
 			break;		/* buried in order: the rest died earlier */
@@ -112,9 +114,11 @@ static void top_growth(struct mw_phase *p, const struct mw_model *m, int idx)
 
 static void snapshot_phase(struct mw_model *m)
 {
-	for (size_t i = 0; i < m->nlive; i++) {
-		m->live[i]->ph_rss0 = mapping_rss_total(m->live[i]);
-		m->live[i]->ph_size0 = size_of(m->live[i]);
+	struct mw_mapping *mp;
+
+	model_for_each(mp, m) {
+		mp->ph_rss0 = mapping_rss_total(mp);
+		mp->ph_size0 = size_of(mp);
 	}
 }
 
@@ -122,6 +126,7 @@ static void snapshot_phase(struct mw_model *m)
 
 static void close_iter(struct mw_phases *ph, struct mw_model *m, const struct mw_point *at)
 {
+	struct mw_mapping *mp;
 	struct mw_iter *it;
 
 	if (!ph->nit || !ph->it[ph->nit - 1].open)
@@ -131,8 +136,7 @@ static void close_iter(struct mw_phases *ph, struct mw_model *m, const struct mw
 	it->open = false;
 	m->iter = 0;	/* until the next one opens: births here are in none */
 	/* Which mappings grew in this iteration, for naming leaks later. */
-	for (size_t i = 0; i < m->nlive; i++) {
-		struct mw_mapping *mp = m->live[i];
+	model_for_each(mp, m) {
 		bool grew = mp->born_iter == ph->nit && mp->born_iter != 0;
 
 		if (mp->born_iter != ph->nit)
@@ -150,15 +154,17 @@ static void close_iter(struct mw_phases *ph, struct mw_model *m, const struct mw
 
 static void open_iter(struct mw_phases *ph, struct mw_model *m, const struct mw_point *at)
 {
+	struct mw_mapping *mp;
+
 	if (ph->nit == ph->itcap) {
 		ph->itcap = ph->itcap ? ph->itcap * 2 : 64;
 		ph->it = mw_xrealloc(ph->it, ph->itcap, sizeof(*ph->it));
 	}
 	ph->it[ph->nit++] = (struct mw_iter){ .start = *at, .open = true };
 	m->iter = ph->nit;
-	for (size_t i = 0; i < m->nlive; i++) {
-		m->live[i]->it_rss0 = mapping_rss_total(m->live[i]);
-		m->live[i]->it_size0 = size_of(m->live[i]);
+	model_for_each(mp, m) {
+		mp->it_rss0 = mapping_rss_total(mp);
+		mp->it_size0 = size_of(mp);
 	}
 }
 
@@ -329,9 +335,9 @@ bool phases_mapping_grows(const struct mw_phases *ph, const struct mw_mapping *m
 
 static void release_accounting(struct mw_phases *ph, const struct mw_model *m)
 {
-	for (size_t i = 0; i < m->nlive; i++) {
-		const struct mw_mapping *mp = m->live[i];
+	const struct mw_mapping *mp;
 
+	model_for_each(mp, m) {
 		if (mp->phase < 0 || (size_t)mp->phase >= ph->n)
 			continue;
 		ph->v[mp->phase].born_bytes += size_of(mp);
@@ -339,8 +345,7 @@ static void release_accounting(struct mw_phases *ph, const struct mw_model *m)
 		ph->v[mp->phase].remaining_rss += mapping_rss_total(mp);
 	}
 	for (size_t i = 0; i < m->ndead; i++) {
-		const struct mw_mapping *mp = m->dead[i];
-
+		mp = m->dead[i];
 		if (mp->phase < 0 || (size_t)mp->phase >= ph->n)
 			continue;
 		ph->v[mp->phase].born_bytes += size_of(mp);

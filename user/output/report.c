@@ -46,11 +46,11 @@ static int by_size_desc(const void *x, const void *y)
 struct mw_mapping **report_sorted_mappings(const struct mw_account *a, size_t *n)
 {
 	const struct mw_model *m = &a->model;
-	struct mw_mapping **v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
+	struct mw_mapping **v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v)), *mp;
 	size_t k = 0;
 
-	for (size_t i = 0; i < m->nlive; i++)
-		v[k++] = m->live[i];
+	model_for_each(mp, m)
+		v[k++] = mp;
 	for (size_t i = 0; i < m->ndead; i++)
 		v[k++] = m->dead[i];
 	qsort(v, k, sizeof(*v), by_size_desc);

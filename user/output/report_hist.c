@@ -97,12 +97,12 @@ static void sparse_row(FILE *f, const struct mw_account *a, const struct mw_mapp
 static void text_sparse(FILE *f, const struct mw_account *a)
 {
 	const struct mw_model *m = &a->model;
-	struct mw_mapping **v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
+	struct mw_mapping **v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v)), *mp;
 	size_t n = 0;
 
-	for (size_t i = 0; i < m->nlive; i++)
-		if (is_sparse(m->live[i]))
-			v[n++] = m->live[i];
+	model_for_each(mp, m)
+		if (is_sparse(mp))
+			v[n++] = mp;
 	for (size_t i = 0; i < m->ndead; i++)
 		if (is_sparse(m->dead[i]))
 			v[n++] = m->dead[i];

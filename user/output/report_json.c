@@ -176,12 +176,12 @@ static json_t *iterations_json(const struct mw_account *a)
 	size_t count;
 	int64_t vm, rss;
 	uint64_t faults;
+	const struct mw_mapping *mp;
 	char buf[4200];
 
 	report_steady_totals(a, &count, &vm, &rss, &faults);
 	report_steady_hist(a, &hv, &hr);
-	for (size_t i = 0; i < a->model.nlive; i++) {
-		const struct mw_mapping *mp = a->model.live[i];
+	model_for_each(mp, &a->model) {
 
 		if (phases_mapping_grows(ph, mp))
 			json_array_append_new(growing, json_pack("{s:o, s:I, s:s, s:o}",

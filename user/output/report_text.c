@@ -220,6 +220,7 @@ static void phases(FILE *f, const struct mw_account *a)
 static void iterations(FILE *f, const struct mw_account *a, const struct report_opts *ro)
 {
 	const struct mw_phases *ph = &a->phases;
+	const struct mw_mapping *mp;
 	struct mw_hist hv, hr;
 	char b[4][16], buf[4200], path[64];
 	int64_t vm, rss;
@@ -240,8 +241,7 @@ static void iterations(FILE *f, const struct mw_account *a, const struct report_
 		size_short(vm, b[2], 16), size_short(rss, b[3], 16),
 		(unsigned long long)faults,
 		ph->growing ? "GROWING (leak suspect)" : "flat");
-	for (size_t i = 0; i < a->model.nlive; i++) {
-		const struct mw_mapping *mp = a->model.live[i];
+	model_for_each(mp, &a->model) {
 
 		if (!phases_mapping_grows(ph, mp))
 			continue;

@@ -484,13 +484,13 @@ TEST(set_vma_merge_peak_is_max)
 	struct mw_mapping *a, *b, *mp;
 
 	model_init(&m, 0);
-	a = add_vma(&m, 0x10000, 0x11000, RW, NULL, false);
-	b = add_vma(&m, 0x11000, 0x12000, RW, NULL, false);
+	a = add_vma(&m, 0x10000, 0x1a000, RW, NULL, false);	/* 10 pages */
+	b = add_vma(&m, 0x1a000, 0x1e000, RW, NULL, false);	/* 4 */
 	set_rss(a, 0, P, 0, 0);
 	a->rss_peak = 10 * P;
 	set_rss(b, 0, P, 0, 0);
 	b->rss_peak = 4 * P;
-	mp = add_vma(&m, 0x10000, 0x12000, RW, NULL, false);
+	mp = add_vma(&m, 0x10000, 0x1e000, RW, NULL, false);
 	CHECK(mp == a);
 	CHECK_EQ_INT(mp->rss[MW_ANON], 2 * P);
 	CHECK_EQ_INT(mp->rss_peak, 10 * P);
@@ -878,7 +878,7 @@ TEST(split_peak_whole_pages_within_size)
 
 TEST(add_rss_peak)
 {
-	struct mw_mapping mp = { 0 };
+	struct mw_mapping mp = { .start = 0x10000, .end = 0x10000 + 16 * P };
 
 	mapping_add_rss(&mp, MW_ANON, 3 * P);
 	CHECK_EQ_INT(mp.rss[MW_ANON], 3 * P);
@@ -1458,6 +1458,20 @@ TEST(mountinfo_drives_classification)
 	CHECK(m.shmem_devs == NULL);
 }
 
+/* A peak is whole pages and never above the mapping: a total an estimate
+ * put above the size (a change spread over a range) is not kept. */
+TEST(peak_whole_pages_within_size)
+{
+	struct mw_mapping mp = { .start = 0x10000, .end = 0x10000 + 4 * P };
+
+	mapping_note_peak(&mp, P + 100);
+	CHECK_EQ_INT(mp.rss_peak, 2 * P);
+	mapping_note_peak(&mp, 9 * P);
+	CHECK_EQ_INT(mp.rss_peak, 4 * P);
+	mapping_note_peak(&mp, P);
+	CHECK_EQ_INT(mp.rss_peak, 4 * P);
+}
+
 int main(void)
 {
 	RUN(find_and_lower_bound);
@@ -1477,6 +1491,7 @@ int main(void)
 	RUN(vm_bytes_and_rss);
 	RUN(split_peak_whole_pages_within_size);
 	RUN(add_rss_peak);
+	RUN(peak_whole_pages_within_size);
 	RUN(perms);
 	RUN(perms_to_flags);
 	RUN(display_path);

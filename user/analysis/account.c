@@ -128,8 +128,9 @@ static void apply_slot(struct mw_account *a, const struct mw_slot *s)
 	 * between mappings (fault.bpf.h): check this one when quiet. */
 	if (a->kstate.reorders || a->concurrent)
 		model_set_recheck(&a->model, mp, true);
-	mp->rss_peak = MW_MAX(mp->rss_peak, before + s->peak);
-	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));	/* The most the slot held since its last harvest: faulted in. */
+	/* The most the slot held since its last harvest: faulted in. */
+	mapping_note_peak(mp, before + s->peak);
+	mapping_note_peak(mp, mapping_rss_total(mp));
 	if (s->peak > 0)
 		callsites_rss(&a->sites, &a->model, mp, (uint64_t)s->peak);
 }
@@ -210,7 +211,7 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
 
 			given += share;
 			mp->rss[m] += share;
-			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+			mapping_note_peak(mp, mapping_rss_total(mp));
 		}
 		if (p->kept_left && p->kept_left->rss_estimated)
 			kept = p->kept_left;
@@ -218,7 +219,7 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
 			kept = p->kept_right;
 		if (kept) {
 			kept->rss[m] = MW_MAX(kept->rss[m] - diff, 0);
-			kept->rss_peak = MW_MAX(kept->rss_peak, mapping_rss_total(kept));
+			mapping_note_peak(kept, mapping_rss_total(kept));
 		}
 	}
 }
@@ -817,7 +818,7 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 			mp->rss[MW_ANON] = rc->rss[MW_ANON];
 			mp->rss[MW_FILE] = rc->rss[MW_FILE];
 			mp->rss[MW_SHMEM] = rc->rss[MW_SHMEM];
-			mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+			mapping_note_peak(mp, mapping_rss_total(mp));
 			model_set_recheck(&a->model, mp, false);
 			mp->rss_estimated = false;
 			a->reconciled++;

@@ -67,16 +67,28 @@ int64_t mapping_rss_total(const struct mw_mapping *mp)
 	return mp->rss[MW_FILE] + mp->rss[MW_ANON] + mp->rss[MW_SHMEM];
 }
 
+/*
+ * A mapping's peak RSS: the highest total it has held, in whole pages and
+ * never above its size.  A total above the size (a change spread over a
+ * range, a slot's peak from before a split) is an estimate's error, which a
+ * re-measure corrects for RSS; the peak must not keep it.
+ */
+void mapping_note_peak(struct mw_mapping *mp, int64_t total)
+{
+	int64_t size = (int64_t)(mp->end - mp->start);
+
+	if (total > mp->rss_peak)
+		mp->rss_peak = (total + (1 << MW_PAGE_SHIFT) - 1) & ~(int64_t)((1 << MW_PAGE_SHIFT) - 1);
+	if (mp->rss_peak > size)
+		mp->rss_peak = size;
+}
+
 void mapping_add_rss(struct mw_mapping *mp, int member, int64_t delta)
 {
-	int64_t total;
-
 	if (member < 0 || member >= MW_NR_MEMBERS)
 		return;
 	mp->rss[member] += delta;
-	total = mapping_rss_total(mp);
-	if (total > mp->rss_peak)
-		mp->rss_peak = total;
+	mapping_note_peak(mp, mapping_rss_total(mp));
 }
 
 /* ---- the table: a red-black tree and its running totals ---------------- */
@@ -414,6 +426,7 @@ static void mapping_absorb(struct mw_mapping *into, const struct mw_mapping *fro
 		into->rss[i] += from->rss[i];
 	into->faults += from->faults;
 	into->requested += from->requested;
+	/* Capped once the merged range is known (set_vma). */
 	into->rss_peak = MW_MAX(into->rss_peak, from->rss_peak);
 	into->rss_estimated |= from->rss_estimated;
 }
@@ -471,7 +484,7 @@ struct mw_mapping *model_set_vma(struct mw_model *m,
 	}
 	free(pieces.v);
 	mapping_take_state(mp, v);
-	mp->rss_peak = MW_MAX(mp->rss_peak, mapping_rss_total(mp));
+	mapping_note_peak(mp, mapping_rss_total(mp));
 	model_classify(m, mp);
 	live_insert(m, mp);
 	return mp;

@@ -187,6 +187,8 @@ const char *model_check(const struct mw_model *m);
 
 int64_t mapping_rss_total(const struct mw_mapping *mp);
 /* Add signed RSS to a mapping, raising its peak if need be. */
+/* Raise mp's peak RSS to total: whole pages, at most its size. */
+void mapping_note_peak(struct mw_mapping *mp, int64_t total);
 void mapping_add_rss(struct mw_mapping *mp, int member, int64_t delta);
 /* "rw-p" from the flags. */
 void mapping_perms(const struct mw_mapping *mp, char out[5]);

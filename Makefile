@@ -85,6 +85,14 @@ $(BUILD)/memwatch_compat.skel.h: $(BUILD)/memwatch.compat.bpf.o $(BUILD)/memwatc
 # capture.c is the only user file that includes the skeletons.
 $(BUILD)/user/capture/capture.o: $(BUILD)/memwatch.skel.h $(BUILD)/memwatch_compat.skel.h
 
+# The version (scripts/version: git describe, or VERSION without git);
+# debian/rules gives the package's.  The header changes only with it.
+MW_VERSION ?= $(shell scripts/version)
+$(BUILD)/version.h: FORCE | $(BUILD)
+	@printf '#define MW_VERSION "%s"\n' '$(MW_VERSION)' >$@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/user/main.o: $(BUILD)/version.h
+
 $(BUILD)/user/%.o: user/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 
 #include "analysis/account.h"
 #include "capture/capture.h"
@@ -28,8 +29,7 @@
 #include "output/report.h"
 #include "trace.h"
 #include "util.h"
-
-#define MW_VERSION "0.1.0"
+#include "version.h"	/* MW_VERSION, written by make (scripts/version) */
 
 enum cli_mode { MODE_TRACE, MODE_RECORD, MODE_REPORT, MODE_MARK };
 
@@ -118,6 +118,16 @@ static const char doc[] =
 	"permitted, 4 no kernel BTF, 5 no tracefs, 6 bad PID, 7 output not writable, "
 	"8 BPF load/attach failed, 9 kernel too old, 10 recording unreadable, "
 	"126/127 CMD not executable/found.";
+
+/* --version: this build, the libbpf it runs with, what it would use here. */
+static void print_version(FILE *f, struct argp_state *state)
+{
+	const char *lib = libbpf_version_string();
+
+	fprintf(f, "memwatch %s\nlibbpf %s (built with %d.%d)\n", MW_VERSION,
+		lib + (*lib == 'v'), LIBBPF_MAJOR_VERSION, LIBBPF_MINOR_VERSION);
+	kernel_describe(f);
+}
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -557,7 +567,7 @@ int main(int argc, char **argv)
 	int err;
 
 	argv[0] = "memwatch";	/* getopt's messages name argv[0] */
-	argp_program_version = "memwatch " MW_VERSION;
+	argp_program_version_hook = print_version;
 	argp_err_exit_status = MW_EXIT_USAGE;
 	if (argc > 1 && strcmp(argv[1], "record") == 0)
 		c.mode = MODE_RECORD;

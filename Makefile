@@ -9,6 +9,9 @@
 #                   KERNELS="6.1.0-47-amd64 host:always" for some,
 #                   KERNEL_SUITE=full for the whole suites: tests/kernels/)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#   make install    the binary, memwatch(8), bash completion, the unit and the
+#                   Prometheus/Grafana examples (PREFIX=/usr/local, DESTDIR);
+#                   make uninstall removes them
 #
 # Every object is built with -MMD, so a change to a header (bpf/memwatch.h is
 # shared by both sides) rebuilds exactly what includes it.
@@ -61,7 +64,7 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-ou
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
 .PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
-	test-kernels FORCE
+	test-kernels install uninstall FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -129,8 +132,9 @@ $(BUILD)/workloads/stacks-stripped: $(BUILD)/workloads/stacks
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c | $(BUILD)/workloads
 	$(CC) -O1 -g -Wall -shared -fPIC -DMWLIB_SO $< -o $@
 
-unit: $(UNIT_BINS)
-	@tests/run-unit $(UNIT_BINS)
+# tests/package/man-options: the man page and --help name the same options.
+unit: $(UNIT_BINS) memwatch
+	@tests/run-unit $(UNIT_BINS) tests/package/man-options
 
 e2e: memwatch workloads
 	@tests/e2e/run
@@ -144,7 +148,7 @@ test-asan: $(ASAN_BIN) workloads
 
 # The README's test command: unit tests, then end-to-end and robustness tests as root.
 test: memwatch workloads $(UNIT_BINS)
-	@tests/run-all $(UNIT_BINS)
+	@tests/run-all $(UNIT_BINS) tests/package/man-options
 
 # The kernel matrix (tests/kernels/run): each kernel of tests/kernels/kernels.list
 # booted under qemu with this machine's root filesystem, plus host:always.
@@ -172,6 +176,37 @@ regress: memwatch workloads
 FUZZ_SECONDS ?= 60
 fuzz:
 	@tests/fuzz/run $(FUZZ_SECONDS)
+
+# Installing: sbin, as bpftool and libbpf-tools (it needs root).  The unit
+# and the examples go to share/memwatch/, the unit with ExecStart= naming
+# where the binary went; SYSTEMDUNITDIR= (debian/rules: /lib/systemd/system)
+# puts the unit there instead.  MEMWATCH= installs another build of it.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/memwatch
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?=
+MEMWATCH   ?= memwatch
+UNIT_DIR   := $(or $(SYSTEMDUNITDIR),$(DATADIR))
+INSTALLED  := $(SBINDIR)/memwatch $(MANDIR)/man8/memwatch.8 $(COMPLETIONDIR)/memwatch \
+	      $(UNIT_DIR)/memwatch.service $(DATADIR)/prometheus.yml \
+	      $(DATADIR)/grafana-dashboard.json
+
+install: $(MEMWATCH)
+	install -D -m 0755 $(MEMWATCH) $(DESTDIR)$(SBINDIR)/memwatch
+	install -D -m 0644 docs/memwatch.8 $(DESTDIR)$(MANDIR)/man8/memwatch.8
+	install -D -m 0644 scripts/memwatch.bash-completion $(DESTDIR)$(COMPLETIONDIR)/memwatch
+	install -d $(DESTDIR)$(UNIT_DIR) $(DESTDIR)$(DATADIR)
+	sed 's|/usr/local/sbin/memwatch|$(SBINDIR)/memwatch|' scripts/memwatch.service \
+		>$(DESTDIR)$(UNIT_DIR)/memwatch.service
+	chmod 0644 $(DESTDIR)$(UNIT_DIR)/memwatch.service
+	install -m 0644 scripts/prometheus.yml scripts/grafana-dashboard.json $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 
 demo: memwatch workloads
 	./memwatch -- $(BUILD)/workloads/demo

@@ -117,7 +117,8 @@ static const char doc[] =
 	"\vExit codes: 0 ok (or CMD's status), 1 runtime error, 2 usage, 3 not "
 	"permitted, 4 no kernel BTF, 5 no tracefs, 6 bad PID, 7 output not writable, "
 	"8 BPF load/attach failed, 9 kernel too old, 10 recording unreadable, "
-	"126/127 CMD not executable/found.";
+	"11 probe binary or symbol not found, 12 no session to mark, "
+	"126/127 CMD not executable/found.  See memwatch(8).";
 
 /* --version: this build, the libbpf it runs with, what it would use here. */
 static void print_version(FILE *f, struct argp_state *state)

@@ -12,6 +12,10 @@
 #   make install    the binary, memwatch(8), bash completion, the unit and the
 #                   Prometheus/Grafana examples (PREFIX=/usr/local, DESTDIR);
 #                   make uninstall removes them
+#   make deb        build/pkg/memwatch_*.deb (dpkg-buildpackage on a copy of
+#                   the tree: debian/, tests/package/build-deb)
+#   make test-package  the .deb (lintian, contents, Depends, the demo from a
+#                   dpkg -x root), make install/uninstall, bash completion
 #
 # Every object is built with -MMD, so a change to a header (bpf/memwatch.h is
 # shared by both sides) rebuilds exactly what includes it.
@@ -64,7 +68,7 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-ou
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
 .PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
-	test-kernels install uninstall FORCE
+	test-kernels install uninstall deb test-package FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -207,6 +211,13 @@ install: $(MEMWATCH)
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+
+# The Debian package, built from a copy of the tree as from a clean clone.
+deb:
+	@tests/package/build-deb >/dev/null
+
+test-package: memwatch workloads deb
+	@tests/package/run
 
 demo: memwatch workloads
 	./memwatch -- $(BUILD)/workloads/demo

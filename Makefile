@@ -16,6 +16,8 @@
 #                   the tree: debian/, tests/package/build-deb)
 #   make test-package  the .deb (lintian, contents, Depends, the demo from a
 #                   dpkg -x root), make install/uninstall, bash completion
+#   make test-systemd  the packaged unit under systemd as PID 1, in a 6.1
+#                   guest (tests/package/systemd; root, a few minutes)
 #
 # Every object is built with -MMD, so a change to a header (bpf/memwatch.h is
 # shared by both sides) rebuilds exactly what includes it.
@@ -68,7 +70,7 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-ou
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
 .PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
-	test-kernels install uninstall deb test-package FORCE
+	test-kernels install uninstall deb test-package test-systemd FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -218,6 +220,12 @@ deb:
 
 test-package: memwatch workloads deb
 	@tests/package/run
+
+# The packaged unit under systemd 252 as PID 1, in Debian 12's kernel under
+# qemu (tests/kernels/vm run --systemd): start, /metrics and promtool, stop,
+# the journal, systemd-analyze security, kill -9 and the restart.
+test-systemd: deb
+	@tests/package/systemd
 
 demo: memwatch workloads
 	./memwatch -- $(BUILD)/workloads/demo

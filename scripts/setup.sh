@@ -27,6 +27,9 @@ pkgs=(
 	libclang-rt-14-dev		# libFuzzer for tests/fuzz
 	qemu-system-x86 busybox-static	# make test-kernels: Debian kernels in VMs
 	kmod xz-utils zstd		# ... their modules: depmod, modprobe, unpacking
+	debhelper dpkg-dev lintian	# make deb, make test-package
+	man-db bash-completion		# the man page's and the completion's tests
+	systemd				# make test-systemd: PID 1 of a guest, systemd-analyze
 )
 missing=()
 for p in "${pkgs[@]}"; do

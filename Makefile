@@ -9,6 +9,15 @@
 #                   KERNELS="6.1.0-47-amd64 host:always" for some,
 #                   KERNEL_SUITE=full for the whole suites: tests/kernels/)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#   make install    the binary, memwatch(8), bash completion, the unit and the
+#                   Prometheus/Grafana examples (PREFIX=/usr/local, DESTDIR);
+#                   make uninstall removes them
+#   make deb        build/pkg/memwatch_*.deb (dpkg-buildpackage on a copy of
+#                   the tree: debian/, tests/package/build-deb)
+#   make test-package  the .deb (lintian, contents, Depends, the demo from a
+#                   dpkg -x root), make install/uninstall, bash completion
+#   make test-systemd  the packaged unit under systemd as PID 1, in a 6.1
+#                   guest (tests/package/systemd; root, a few minutes)
 #
 # Every object is built with -MMD, so a change to a header (bpf/memwatch.h is
 # shared by both sides) rebuilds exactly what includes it.
@@ -61,7 +70,7 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-ou
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
 .PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
-	test-kernels FORCE
+	test-kernels install uninstall deb test-package test-systemd FORCE
 all: memwatch workloads
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
@@ -84,6 +93,14 @@ $(BUILD)/memwatch_compat.skel.h: $(BUILD)/memwatch.compat.bpf.o $(BUILD)/memwatc
 
 # capture.c is the only user file that includes the skeletons.
 $(BUILD)/user/capture/capture.o: $(BUILD)/memwatch.skel.h $(BUILD)/memwatch_compat.skel.h
+
+# The version (scripts/version: git describe, or VERSION without git);
+# debian/rules gives the package's.  The header changes only with it.
+MW_VERSION ?= $(shell scripts/version)
+$(BUILD)/version.h: FORCE | $(BUILD)
+	@printf '#define MW_VERSION "%s"\n' '$(MW_VERSION)' >$@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/user/main.o: $(BUILD)/version.h
 
 $(BUILD)/user/%.o: user/%.c
 	@mkdir -p $(@D)
@@ -121,8 +138,9 @@ $(BUILD)/workloads/stacks-stripped: $(BUILD)/workloads/stacks
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c | $(BUILD)/workloads
 	$(CC) -O1 -g -Wall -shared -fPIC -DMWLIB_SO $< -o $@
 
-unit: $(UNIT_BINS)
-	@tests/run-unit $(UNIT_BINS)
+# tests/package/man-options: the man page and --help name the same options.
+unit: $(UNIT_BINS) memwatch
+	@tests/run-unit $(UNIT_BINS) tests/package/man-options
 
 e2e: memwatch workloads
 	@tests/e2e/run
@@ -136,7 +154,7 @@ test-asan: $(ASAN_BIN) workloads
 
 # The README's test command: unit tests, then end-to-end and robustness tests as root.
 test: memwatch workloads $(UNIT_BINS)
-	@tests/run-all $(UNIT_BINS)
+	@tests/run-all $(UNIT_BINS) tests/package/man-options
 
 # The kernel matrix (tests/kernels/run): each kernel of tests/kernels/kernels.list
 # booted under qemu with this machine's root filesystem, with the suite its
@@ -165,6 +183,50 @@ regress: memwatch workloads
 FUZZ_SECONDS ?= 60
 fuzz:
 	@tests/fuzz/run $(FUZZ_SECONDS)
+
+# Installing: sbin, as bpftool and libbpf-tools (it needs root).  The unit
+# and the examples go to share/memwatch/, the unit with ExecStart= naming
+# where the binary went; SYSTEMDUNITDIR= (debian/rules: /lib/systemd/system)
+# puts the unit there instead.  MEMWATCH= installs another build of it.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/memwatch
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?=
+MEMWATCH   ?= memwatch
+UNIT_DIR   := $(or $(SYSTEMDUNITDIR),$(DATADIR))
+INSTALLED  := $(SBINDIR)/memwatch $(MANDIR)/man8/memwatch.8 $(COMPLETIONDIR)/memwatch \
+	      $(UNIT_DIR)/memwatch.service $(DATADIR)/prometheus.yml \
+	      $(DATADIR)/grafana-dashboard.json
+
+install: $(MEMWATCH)
+	install -D -m 0755 $(MEMWATCH) $(DESTDIR)$(SBINDIR)/memwatch
+	install -D -m 0644 docs/memwatch.8 $(DESTDIR)$(MANDIR)/man8/memwatch.8
+	install -D -m 0644 scripts/memwatch.bash-completion $(DESTDIR)$(COMPLETIONDIR)/memwatch
+	install -d $(DESTDIR)$(UNIT_DIR) $(DESTDIR)$(DATADIR)
+	sed 's|/usr/local/sbin/memwatch|$(SBINDIR)/memwatch|' scripts/memwatch.service \
+		>$(DESTDIR)$(UNIT_DIR)/memwatch.service
+	chmod 0644 $(DESTDIR)$(UNIT_DIR)/memwatch.service
+	install -m 0644 scripts/prometheus.yml scripts/grafana-dashboard.json $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+
+# The Debian package, built from a copy of the tree as from a clean clone.
+deb:
+	@tests/package/build-deb >/dev/null
+
+test-package: memwatch workloads deb
+	@tests/package/run
+
+# The packaged unit under systemd 252 as PID 1, in Debian 12's kernel under
+# qemu (tests/kernels/vm run --systemd): start, /metrics and promtool, stop,
+# the journal, systemd-analyze security, kill -9 and the restart.
+test-systemd: deb
+	@tests/package/systemd
 
 demo: memwatch workloads
 	./memwatch -- $(BUILD)/workloads/demo

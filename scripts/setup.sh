@@ -33,6 +33,9 @@ pkgs=(
 	kmod xz-utils zstd		# ... their modules: depmod, modprobe, unpacking
 	stress-ng			# tests: a producer faster than the analysis
 	python3-numpy			# tests: samples on time while --stacks symbolises
+	debhelper dpkg-dev lintian	# make deb, make test-package
+	man-db bash-completion		# the man page's and the completion's tests
+	systemd				# make test-systemd: PID 1 of a guest, systemd-analyze
 )
 missing=()
 for p in "${pkgs[@]}"; do

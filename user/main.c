@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 
 #include "analysis/account.h"
 #include "analysis/findings.h"
@@ -29,8 +30,7 @@
 #include "output/report.h"
 #include "trace.h"
 #include "util.h"
-
-#define MW_VERSION "0.1.0"
+#include "version.h"	/* MW_VERSION, written by make (scripts/version) */
 
 enum cli_mode { MODE_TRACE, MODE_RECORD, MODE_REPORT, MODE_MARK };
 
@@ -121,7 +121,18 @@ static const char doc[] =
 	"\vExit codes: 0 ok (or CMD's status), 1 runtime error, 2 usage, 3 not "
 	"permitted, 4 no kernel BTF, 5 no tracefs, 6 bad PID, 7 output not writable, "
 	"8 BPF load/attach failed, 9 kernel too old, 10 recording unreadable, "
-	"126/127 CMD not executable/found.";
+	"11 probe binary or symbol not found, 12 no session to mark, "
+	"126/127 CMD not executable/found.  See memwatch(8).";
+
+/* --version: this build, the libbpf it runs with, what it would use here. */
+static void print_version(FILE *f, struct argp_state *state)
+{
+	const char *lib = libbpf_version_string();
+
+	fprintf(f, "memwatch %s\nlibbpf %s (built with %d.%d)\n", MW_VERSION,
+		lib + (*lib == 'v'), LIBBPF_MAJOR_VERSION, LIBBPF_MINOR_VERSION);
+	kernel_describe(f);
+}
 
 /* The thresholds of the findings, after the options in --help: rows that
  * fit 79 columns, so that argp does not reflow them. */
@@ -622,7 +633,7 @@ int main(int argc, char **argv)
 
 	findings_defaults(&c.find);
 	argv[0] = "memwatch";	/* getopt's messages name argv[0] */
-	argp_program_version = "memwatch " MW_VERSION;
+	argp_program_version_hook = print_version;
 	argp_err_exit_status = MW_EXIT_USAGE;
 	if (argc > 1 && strcmp(argv[1], "record") == 0)
 		c.mode = MODE_RECORD;

@@ -302,7 +302,7 @@ static bool is_fault_program(const struct memwatch_bpf *s, const struct bpf_prog
  */
 static bool user_faults_available(void)
 {
-	return btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
+	return kernel_get()->user_faults;
 }
 
 static void drop_missing_programs(struct mw_capture *c)
@@ -499,8 +499,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->ncpus = libbpf_num_possible_cpus();
 	c->nprocs = o->max_procs;
 	c->proc_pids = mw_xcalloc(c->nprocs, sizeof(*c->proc_pids));
-	c->rss_raw = !kernel_get()->compat && btf_tracepoint_exists("rss_stat") &&
-		     btf_has_percpu_rss() && !feature_disabled("rss_raw");
+	c->rss_raw = kernel_get()->rss_raw;
 	c->host = o->host_procs > 0;
 	c->sys_tp = kernel_get()->syscall_tp;
 	c->nmarkers = o->nmarkers;

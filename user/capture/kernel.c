@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/utsname.h>
 
 #include "capture/kernel.h"
@@ -49,6 +50,9 @@ const struct mw_kernel *kernel_get(void)
 	/* The compat object finds VMAs in mm->mm_rb: before 6.1's maple tree. */
 	k.compat_ok = k.compat && btf_struct_has("mm_struct", "mm_rb");
 	k.split_rss = btf_has_split_rss();
+	k.rss_raw = !k.compat && btf_tracepoint_exists("rss_stat") && btf_has_percpu_rss() &&
+		    !feature_disabled("rss_raw");
+	k.user_faults = btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
 	/* The compat object does without both (bpf/compat.bpf.h): uprobe
 	 * markers are a bank of programs there, one per spec. */
 	k.attach_cookie = !k.compat;
@@ -85,4 +89,57 @@ void kernel_note(void)
 	mw_err("degraded on Linux %s: %s (-v says why)", k->release, line);
 	for (size_t i = 0; i < k->ndegraded; i++)
 		mw_dbg("degraded %s: %s", k->degraded[i].feature, k->degraded[i].why);
+}
+
+/* The lines of memwatch --version after its own and libbpf's: what this
+ * kernel has and which of memwatch's ways it would take here. */
+void kernel_describe(FILE *f)
+{
+	const char *tracefs;
+	const struct mw_kernel *k;
+	struct utsname u;
+
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	fprintf(f, "kernel: Linux %s %s\n", u.release, u.machine);
+	if (access("/sys/kernel/btf/vmlinux", R_OK) || feature_disabled("btf")) {
+		fprintf(f, "  BTF: none (/sys/kernel/btf/vmlinux): memwatch cannot run here\n");
+		return;
+	}
+	fprintf(f, "  BTF: /sys/kernel/btf/vmlinux\n");
+	/* tracefs is root's; the map-type and helper probes load BPF. */
+	if (!privileges_ok()) {
+		fprintf(f, "  tracefs, BPF features: not probed without root (or CAP_BPF and "
+			"CAP_PERFMON): sudo memwatch --version\n");
+		return;
+	}
+	tracefs = tracefs_dir();
+	fprintf(f, "  tracefs: %s\n", tracefs ? tracefs : "not mounted (memwatch mounts it at "
+		"/sys/kernel/tracing, with CAP_SYS_ADMIN)");
+	if (preflight_missing(f))
+		return;
+	k = kernel_get();
+	if (k->compat)
+		fprintf(f, "  BPF object: compat, for Linux 5.8 to 5.16 (no %s: Linux %s)%s\n",
+			k->compat_for->what, k->compat_for->since,
+			k->compat_ok ? "" : "; it cannot read this kernel's VMAs: memwatch "
+			"cannot trace here");
+	else
+		fprintf(f, "  BPF object: main (Linux 5.17 and later)\n");
+	fprintf(f, "  RSS counters: %s\n", k->split_rss ?
+		"mm counters + per-task caches (before 6.2), read at each event" :
+		k->rss_raw ? "per-CPU mm counters, read whole by the raw rss_stat tracepoint" :
+		"per-CPU mm counters, from the classic kmem:rss_stat tracepoint");
+	fprintf(f, "  page faults: %s\n", k->user_faults ? "exceptions:page_fault_user" :
+		"none (per-mapping RSS from syscalls only)");
+	fprintf(f, "  --phase-at, --iter: %s\n", k->attach_cookie ?
+		"uprobes with attach cookies" : "a bank of uprobe programs, at most 16 specs");
+	fprintf(f, "  syscalls: %s\n", k->syscall_tp ?
+		"per-call tracepoints (syscalls:sys_enter_mmap, ...)" :
+		"raw sys_enter/sys_exit, filtered by number (every process's syscalls run it)");
+	fprintf(f, "  --stacks: yes (bpf_get_stack)\n");
+	fprintf(f, "  degraded: ");
+	for (size_t i = 0; i < k->ndegraded; i++)
+		fprintf(f, "%s%s", i ? ", " : "", k->degraded[i].feature);
+	fprintf(f, "%s\n", k->ndegraded ? "" : "none");
 }

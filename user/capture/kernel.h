@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "capture/preflight.h"
 
@@ -28,6 +29,10 @@ struct mw_kernel {
 	bool split_rss;			/* before 6.2: per-task RSS caches */
 	bool attach_cookie;		/* bpf_get_attach_cookie(): --phase-at, --iter */
 	bool syscall_tp;		/* syscalls:sys_{enter,exit}_<call> tracepoints */
+	bool rss_raw;			/* raw rss_stat, per-CPU counters read whole
+					 * (6.2; capture.c falls back if the per-CPU
+					 * offsets are not found) */
+	bool user_faults;		/* exceptions:page_fault_user */
 	size_t ndegraded;
 	struct mw_degraded degraded[MW_KERNEL_MAX_DEGRADED];
 };
@@ -37,5 +42,7 @@ const struct mw_kernel *kernel_get(void);
 /* One line on stderr naming each degraded feature, if any: a per-process
  * session says it once attached (host-wide tracing uses none of them). */
 void kernel_note(void);
+/* memwatch --version: the kernel, and what memwatch would use of it. */
+void kernel_describe(FILE *f);
 
 #endif /* MW_KERNEL_H */

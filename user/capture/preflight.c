@@ -46,13 +46,18 @@ static bool has_cap(const struct __user_cap_data_struct d[2], int cap)
 	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
-int preflight_privileges(void)
+bool privileges_ok(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2] = { 0 };
 
-	if (syscall(SYS_capget, &h, d) == 0 && !feature_disabled("root") &&
-	    ((has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)) || has_cap(d, CAP_SYS_ADMIN)))
+	return syscall(SYS_capget, &h, d) == 0 && !feature_disabled("root") &&
+	       ((has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON)) || has_cap(d, CAP_SYS_ADMIN));
+}
+
+int preflight_privileges(void)
+{
+	if (privileges_ok())
 		return 0;
 	mw_err("needs root, or CAP_BPF and CAP_PERFMON (plus CAP_SYS_PTRACE and "
 	       "CAP_DAC_READ_SEARCH for another user's process): run it with sudo");
@@ -68,16 +73,21 @@ int preflight_btf(void)
 	return MW_EXIT_NOBTF;
 }
 
-static bool tracefs_ready(void)
+const char *tracefs_dir(void)
 {
 	char path[128];
 
 	for (size_t i = 0; i < MW_ARRAY_SIZE(tracefs_dirs); i++) {
 		snprintf(path, sizeof(path), "%s/events", tracefs_dirs[i]);
 		if (access(path, R_OK) == 0)
-			return true;
+			return tracefs_dirs[i];
 	}
-	return false;
+	return NULL;
+}
+
+static bool tracefs_ready(void)
+{
+	return tracefs_dir() != NULL;
 }
 
 /* Per-call syscall tracepoints, which libbpf attaches by their tracefs id. */
@@ -219,6 +229,17 @@ bool kernel_feature_present(const struct kernel_feature *f)
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, f->helper, NULL) == 1;
 }
 
+int preflight_missing(FILE *f)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < MW_ARRAY_SIZE(required); i++)
+		if (!kernel_feature_present(&required[i]) && ++n)
+			fprintf(f, "  missing: %s (Linux %s or later): memwatch cannot trace here\n",
+				required[i].what, required[i].since);
+	return n;
+}
+
 int preflight_kernel(void)
 {
 	const struct mw_kernel *k;
@@ -242,7 +263,7 @@ int preflight_kernel(void)
 		       " (forced by MEMWATCH_DISABLE)" : "");
 		return MW_EXIT_KERNEL;
 	}
-	if (!btf_tracepoint_exists("page_fault_user") || feature_disabled("page_fault"))
+	if (!k->user_faults)
 		mw_err("note: no exceptions:page_fault_user on this kernel (x86-only before "
 		       "6.16): RSS is attributed from syscalls only, per-mapping RSS is partial");
 	return 0;

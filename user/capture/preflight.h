@@ -7,13 +7,18 @@
 #define MW_PREFLIGHT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/bpf.h>
 
 int preflight_privileges(void);
+bool privileges_ok(void);	/* preflight_privileges() without the message */
+const char *tracefs_dir(void);	/* where tracefs is mounted, or NULL */
 int preflight_btf(void);
 int preflight_tracefs(void);	/* mounts tracefs when it can */
 int preflight_kernel(void);	/* BPF features memwatch cannot do without */
+/* --version: a line on f for each of those this kernel lacks; how many. */
+int preflight_missing(FILE *f);
 int preflight_pid(pid_t pid);
 
 /* A kernel feature memwatch probes for: a raw tracepoint's BTF type

@@ -595,6 +595,13 @@ int host_run(const struct host_opts *o, int *cmd_status)
 				fprintf(stderr, "memwatch: tracing %zu processes host-wide; Ctrl-C to stop\n",
 					h.iv.at.n);
 			err = loop(&h) ?: finish(&h);
+			/* Its pair: a service's journal shows when and how it ended. */
+			if (!err && !o->cmd)
+				fprintf(stderr, "memwatch: stopped after %.1f s; %llu processes "
+					"exited while traced, %llu events lost\n",
+					(mw_now_ns() - h.start_ns) / 1e9,
+					(unsigned long long)h.exited,
+					(unsigned long long)lost_events(&h));
 		}
 	}
 	*cmd_status = h.cmd_status;

@@ -556,7 +556,7 @@ static int loop(struct session *s, int *cmd_status)
 	const struct trace_opts *o = s->o;
 	uint64_t now = mw_now_ns();
 	uint64_t deadline = o->duration > 0 ? now + (uint64_t)(o->duration * 1e9) : 0;
-	uint64_t next_check = 0;
+	uint64_t next_check = 0, resync_ok = 0;
 	int forwarded = 0, status = -1, n;
 	bool exited = false;
 	struct sampler sp;
@@ -592,8 +592,14 @@ static int loop(struct session *s, int *cmd_status)
 		}
 		if (deadline && now >= deadline)
 			break;
-		if (s->acct->need_resync && s->alive)
+		/* A process that changes its layout faster than /proc can be
+		 * read (stress-ng --brk: 30,000 VMAs, a re-read racing
+		 * thousands of calls) would keep the loop re-reading and never
+		 * applying: at most a fifth of the time goes to re-reads. */
+		if (s->acct->need_resync && s->alive && now >= resync_ok) {
 			feed_seed(s, MW_SEED_RESYNC);
+			resync_ok = mw_now_ns() + 4 * (mw_now_ns() - now);
+		}
 	}
 	sampler_stop(&sp);
 	if (exited && !o->cmd)

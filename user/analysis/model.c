@@ -574,6 +574,17 @@ void model_set_brk(struct mw_model *m, uint64_t start_brk, uint64_t brk,
 	m->start_brk = start_brk;
 	m->brk = brk;
 	m->start_stack = start_stack;
+	if (start_brk && start_brk == old_start_brk && start_stack == old_stack) {
+		/* brk alone moved: only mappings that start between the old
+		 * and the new break can change (a heap of 30,000 VMAs, as
+		 * stress-ng --brk builds, is not walked per call), and the one
+		 * holding start_brk when the break is at or below it. */
+		uint64_t lo = MW_MIN(old_brk, brk), hi = MW_MAX(old_brk, brk);
+
+		classify_range(m, lo, MW_MAX(hi, lo + 1));
+		classify_range(m, start_brk, start_brk + 1);
+		return;
+	}
 	/* What was heap or stack and may be no more, then what may be now. */
 	classify_near(m, old_start_brk, old_brk, old_stack);
 	classify_near(m, start_brk, brk, start_stack);

@@ -549,7 +549,7 @@ static void sampler_stop(struct sampler *sp)
 }
 
 /* How long the end may spend applying what the ring buffer still holds. */
-#define MW_END_DRAIN_NS		(300 * MW_NS_PER_MS)
+#define MW_END_DRAIN_NS		(150 * MW_NS_PER_MS)
 
 static int loop(struct session *s, int *cmd_status)
 {
@@ -605,7 +605,7 @@ static int loop(struct session *s, int *cmd_status)
 	if (exited && !o->cmd)
 		s->alive = false;
 	/* -d N ends within N + 0.5 s: the rest of the end (reads of /proc,
-	 * the reports) needs the last 0.2 of it. */
+	 * the reports) needs the last 0.35 of it. */
 	finish(s, exited, status, (deadline && now >= deadline ? deadline : mw_now_ns()) +
 	       MW_END_DRAIN_NS);
 	*cmd_status = status;

@@ -41,7 +41,7 @@ def on_time(c, mw):
     d = tempfile.mkdtemp(prefix="mw-sample-stacks-")
     out = os.path.join(d, "out.json")
     p = subprocess.run([mw, "-q", "--stacks", "-i", "0.05", "-j", out, "--",
-                        "/usr/bin/python3", "-c", "import numpy"],
+                        "/usr/bin/python3", "-c", "import numpy, time; time.sleep(0.3)"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     c.eq(p.returncode, 0, "--stacks -i: exit status (python3-numpy installed?)")
     ts = [o["ts_ns"] for o in map(json.loads, open(out)) if o["type"] == "sample"]

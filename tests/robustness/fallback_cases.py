@@ -176,6 +176,14 @@ def syscall_tp(c, mw, tmp):
     c.check(len(notes) == 1 and "syscall-filter" in notes[0],
             f"syscall_tp off: one line naming the degraded feature ({notes})")
     exact_with(c, mw, "syscall_tp", ("cmd", "pid"))
+    # A kernel that has them but refuses the attach (Debian's 6.12 with
+    # only CAP_BPF and CAP_PERFMON): the raw ones, said in one line.
+    names, n, err = syscall_runs(mw, "syscall_tp_attach", tmp)
+    c.check("sys_enter_raw" in names and "sys_enter_tp" not in names,
+            f"syscall_tp attach refused: the raw syscall programs ({sorted(names)})")
+    notes = [ln for ln in err.splitlines() if "degraded on Linux" in ln]
+    c.check(len(notes) == 1 and "syscall-filter" in notes[0],
+            f"syscall_tp attach refused: one line naming the degraded feature ({notes})")
 
 
 def run(c, mw, wl):

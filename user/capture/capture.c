@@ -247,6 +247,8 @@ static int attach_call(struct mw_capture *c, struct bpf_program *prog, const cha
 	struct bpf_link *l;
 
 	snprintf(tp, sizeof(tp), "sys_%s_%s", dir, call);
+	if (feature_disabled("syscall_tp_attach"))
+		return -EPERM;	/* as a kernel that refuses them (tests) */
 	quiet_libbpf = true;
 	l = bpf_program__attach_tracepoint(prog, "syscalls", tp);
 	quiet_libbpf = false;
@@ -279,7 +281,7 @@ static int attach_syscalls(struct mw_capture *c)
 		if (!err)
 			err = attach_call(c, exit_prog, dir = "exit", call);
 		if (err && i < 4) {
-			mw_err("cannot attach to the tracepoint syscalls:sys_%s_%s: %s",
+			mw_dbg("cannot attach to the tracepoint syscalls:sys_%s_%s: %s",
 			       dir, call, strerror(-err));
 			return err;
 		}
@@ -488,6 +490,54 @@ static int open_and_load(struct mw_capture *c, const struct mw_capture_opts *o)
 	return err;
 }
 
+/* Links and objects, for a second try with other programs. */
+static void detach_all(struct mw_capture *c)
+{
+	for (size_t i = 0; i < c->nsys_links; i++)
+		bpf_link__destroy(c->sys_links[i]);
+	c->nsys_links = 0;
+	bpf_link__destroy(c->rss_link);
+	c->rss_link = NULL;
+	memwatch_bpf__destroy(c->skel2);
+	memwatch_bpf__destroy(c->skel);
+	c->skel = c->skel2 = NULL;
+}
+
+/* 0, a negative errno from attaching, or an exit code (> 0) already said. */
+static int load_and_attach(struct mw_capture *c, const struct mw_capture_opts *o)
+{
+	int err = open_and_load(c, o);
+
+	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
+		/* No per-CPU offsets: load again with the classic one. */
+		mw_dbg("RSS from the classic kmem:rss_stat tracepoint");
+		memwatch_bpf__destroy(c->skel);
+		memwatch_bpf__destroy(c->skel2);
+		c->skel2 = NULL;
+		c->rss_raw = false;
+		err = open_and_load(c, o);
+	}
+	if (err)
+		return MW_EXIT_BPF;
+	if (o->host_procs && o->host_cgroup_fd >= 0) {
+		__u32 zero = 0;
+
+		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.host_cg), &zero,
+					&o->host_cgroup_fd, BPF_ANY)) {
+			mw_err("cannot select the cgroup: %s", strerror(errno));
+			return MW_EXIT_BPF;
+		}
+	}
+	err = memwatch_bpf__attach(c->skel);
+	if (!err && c->skel2)
+		err = memwatch_bpf__attach(c->skel2);
+	if (!err)
+		err = attach_rss(c);
+	if (!err)
+		err = attach_syscalls(c);
+	return err;
+}
+
 int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 {
 	struct mw_capture *c = mw_xcalloc(1, sizeof(*c));
@@ -503,34 +553,24 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->host = o->host_procs > 0;
 	c->sys_tp = kernel_get()->syscall_tp;
 	c->nmarkers = o->nmarkers;
-	err = open_and_load(c, o);
-	if (!err && c->rss_raw && !find_cpu_offsets(c)) {
-		/* No per-CPU offsets: load again with the classic one. */
-		mw_dbg("RSS from the classic kmem:rss_stat tracepoint");
-		memwatch_bpf__destroy(c->skel);
-		memwatch_bpf__destroy(c->skel2);
-		c->skel2 = NULL;
-		c->rss_raw = false;
-		err = open_and_load(c, o);
+	err = load_and_attach(c, o);
+	if ((err == -EPERM || err == -EACCES) && c->sys_tp) {
+		/* Some kernels let CAP_PERFMON attach BPF to the raw syscall
+		 * tracepoints but not to the per-call ones (perf events of
+		 * syscalls: Debian's 6.12): the raw pair then, said as
+		 * degraded. */
+		mw_dbg("per-call syscall tracepoints refused (%s): the raw ones", strerror(-err));
+		detach_all(c);
+		c->sys_tp = false;
+		kernel_degrade("syscall-filter", "the per-call syscall tracepoints could not be "
+			       "attached (perf events of syscalls need more privilege here): every "
+			       "process's syscalls run memwatch's filter on the raw sys_enter/sys_exit");
+		err = load_and_attach(c, o);
 	}
-	if (err)
+	if (err > 0) {
+		code = err;
 		goto fail;
-	if (!err && o->host_procs && o->host_cgroup_fd >= 0) {
-		__u32 zero = 0;
-
-		if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.host_cg), &zero,
-					&o->host_cgroup_fd, BPF_ANY)) {
-			mw_err("cannot select the cgroup: %s", strerror(errno));
-			goto fail;
-		}
 	}
-	err = memwatch_bpf__attach(c->skel);
-	if (!err && c->skel2)
-		err = memwatch_bpf__attach(c->skel2);
-	if (!err)
-		err = attach_rss(c);
-	if (!err)
-		err = attach_syscalls(c);
 	if (err) {
 		mw_err("cannot attach the BPF programs: %s", strerror(-err));
 		goto fail;

@@ -70,6 +70,11 @@ const struct mw_kernel *kernel_get(void)
 	return &k;
 }
 
+void kernel_degrade(const char *feature, const char *why)
+{
+	degrade((struct mw_kernel *)kernel_get(), feature, why);
+}
+
 void kernel_note(void)
 {
 	const struct mw_kernel *k = kernel_get();

@@ -42,6 +42,8 @@ const struct mw_kernel *kernel_get(void);
 /* One line on stderr naming each degraded feature, if any: a per-process
  * session says it once attached (host-wide tracing uses none of them). */
 void kernel_note(void);
+/* What capture found it could not use after all (an attach refused). */
+void kernel_degrade(const char *feature, const char *why);
 /* memwatch --version: the kernel, and what memwatch would use of it. */
 void kernel_describe(FILE *f);
 

@@ -11,7 +11,6 @@
 #ifndef MW_STREAM_H
 #define MW_STREAM_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 #include "memwatch.h"
@@ -73,12 +72,10 @@ struct mw_end {
 	uint64_t ts;
 	/* Where the analysis could not keep up and the end came (-d, a
 	 * signal): how far behind the kernel it stopped, and the structural
-	 * records it never applied, which count as lost.  Older recordings
-	 * end before these: zero. */
+	 * records it never applied, which count as lost. */
 	uint64_t behind_ns;
 	uint64_t unapplied;
 };
-#define MW_END_V1_LEN	offsetof(struct mw_end, behind_ns)
 
 struct mw_oracle_ans {
 	uint32_t pid;

@@ -848,11 +848,9 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		callsites_sym(&a->sites, r->data, r->len);
 		break;
 	case MW_S_END:
-		if (r->len >= MW_END_V1_LEN) {
-			struct mw_end e0 = { 0 };
-			const struct mw_end *e = &e0;
+		if (r->len >= sizeof(struct mw_end)) {
+			const struct mw_end *e = r->data;
 
-			memcpy(&e0, r->data, MW_MIN((size_t)r->len, sizeof(e0)));
 			a->behind_ns = e->behind_ns;
 			a->unapplied = e->unapplied;
 

@@ -53,10 +53,10 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	      -Wall -Wno-unused-function -MMD -MP
 
 # The loader: user/ (main.c, the session in trace.c) and its subsystems,
-# user/capture, user/analysis, user/output and user/host.  Every file except
+# user/capture, user/analysis, user/unwind, user/output and user/host.  Every file except
 # main.c and the two that need the skeleton or start processes also goes into
 # the unit-test library, so tests link against exactly the code memwatch runs.
-USER_DIRS := user user/capture user/analysis user/output user/host
+USER_DIRS := user user/capture user/analysis user/unwind user/output user/host
 USER_SRCS := $(foreach d,$(USER_DIRS),$(wildcard $(d)/*.c))
 USER_OBJS := $(USER_SRCS:user/%.c=$(BUILD)/user/%.o)
 LIB_OBJS  := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/capture/capture.o \

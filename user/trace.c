@@ -30,7 +30,7 @@
 #include "capture/recording.h"
 #include "capture/seed.h"
 #include "capture/signals.h"
-#include "analysis/symbolize.h"
+#include "unwind/symbolize.h"
 #include "capture/kernel.h"
 #include "trace.h"
 #include "util.h"

@@ -12,7 +12,7 @@
 
 #include "analysis/idmap.h"
 #include "stream.h"
-#include "analysis/symbolize.h"
+#include "unwind/symbolize.h"
 #include "util.h"
 
 #define MIN_CODE_ADDR	4096	/* below: a broken frame chain, not code */

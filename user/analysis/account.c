@@ -847,6 +847,9 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 	case MW_S_SYM:
 		callsites_sym(&a->sites, r->data, r->len);
 		break;
+	case MW_S_FRAMES:
+		callsites_frames(&a->sites, r->data, r->len);
+		break;
 	case MW_S_END:
 		if (r->len >= sizeof(struct mw_end)) {
 			const struct mw_end *e = r->data;

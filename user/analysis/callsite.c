@@ -27,6 +27,7 @@ void callsites_free(struct mw_callsites *cs)
 		free(cs->stacks[i].frames);
 	free(cs->frames);
 	free(cs->stacks);
+	free(cs->pend);
 	free(cs->sums);
 	idmap_free(&cs->by_addr);
 	idmap_free(&cs->by_content);
@@ -94,6 +95,21 @@ void callsites_sym(struct mw_callsites *cs, const void *data, uint32_t len)
 	f->file = take_text(&p, end, sym->file_len);
 }
 
+void callsites_frames(struct mw_callsites *cs, const void *data, uint32_t len)
+{
+	const struct mw_frames *fr = data;
+
+	cs->pend_valid = false;
+	if (len < sizeof(*fr) || fr->nr > MW_FRAMES_MAX ||
+	    fr->nr > (len - sizeof(*fr)) / sizeof(fr->ips[0]) ||
+	    fr->source != MW_FRAMES_NATIVE)
+		return;
+	if (!cs->pend)
+		cs->pend = mw_xcalloc(1, sizeof(*cs->pend) + MW_FRAMES_MAX * sizeof(cs->pend->ips[0]));
+	memcpy(cs->pend, fr, sizeof(*fr) + fr->nr * sizeof(fr->ips[0]));
+	cs->pend_valid = true;
+}
+
 void callsites_exec(struct mw_callsites *cs)
 {
 	/* Addresses mean other code now; frames already in stacks stay. */
@@ -120,11 +136,12 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* The C runtime's own frames: the call site is the first frame outside. */
+/* The C and C++ runtimes' own frames (malloc, operator new): the call site
+ * is the first frame outside. */
 static bool runtime_frame(const struct mw_frame *f)
 {
 	static const char *const runtime[] = { "libc.so", "libc-", "ld-linux", "ld64.so",
-					       "libpthread", "libdl" };
+					       "libpthread", "libdl", "libstdc++" };
 	const char *b = base_name(f->module);
 
 	if (!b)
@@ -137,9 +154,10 @@ static bool runtime_frame(const struct mw_frame *f)
 
 /* ---- stacks -------------------------------------------------------------- */
 
-static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, uint32_t nr)
+static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, uint32_t nr,
+			     bool truncated)
 {
-	uint64_t key = mw_mix64(0x5eed, nr);
+	uint64_t key = mw_mix64(truncated ? 0x7eed : 0x5eed, nr);
 	struct mw_stack *st;
 	uint32_t id;
 
@@ -159,6 +177,7 @@ static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, ui
 	st->frames = mw_xcalloc(nr ? nr : 1, sizeof(*st->frames));
 	memcpy(st->frames, frames, nr * sizeof(*frames));
 	st->nr = nr;
+	st->truncated = truncated;
 	while (st->site + 1 < nr && runtime_frame(&cs->frames[frames[st->site]]))
 		st->site++;
 	if (st->site < nr && runtime_frame(&cs->frames[frames[st->site]]))
@@ -177,7 +196,7 @@ static uint32_t pseudo_stack(struct mw_callsites *cs, uint32_t *id, const char *
 		return *id;
 	f = frame_new(cs, 0);
 	cs->frames[f].func = mw_xstrdup(name);
-	*id = stack_intern(cs, &f, 1);
+	*id = stack_intern(cs, &f, 1, false);
 	return *id;
 }
 
@@ -218,6 +237,23 @@ static uint32_t stack_frames(struct mw_callsites *cs, const struct mw_stack_rec 
 	memmove(&out[2], &out[1], (n - 1) * sizeof(*out));
 	out[1] = caller;
 	return n + 1;
+}
+
+/* The frames capture unwound for this record (MW_S_FRAMES): all of them,
+ * cut only where one leaves the known modules. */
+static uint32_t unwound_frames(struct mw_callsites *cs, const struct mw_frames *fr,
+			       uint32_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < fr->nr; i++) {
+		uint32_t f = frame_at(cs, mw_frame_lookup(fr->ips[i], i > 0));
+
+		if (i > 0 && !cs->frames[f].module)
+			break;
+		out[n++] = f;
+	}
+	return n;
 }
 
 static struct mw_site_sum *phase_sum(struct mw_callsites *cs, int phase, uint32_t id)
@@ -265,15 +301,25 @@ static void mark_made(struct mw_callsites *cs, struct mw_model *m, uint32_t id,
 void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 		     const struct mw_stack_rec *r, uint32_t len)
 {
-	uint32_t frames[MW_STACK_DEPTH + 1], nr, id;
+	uint32_t frames[MW_FRAMES_MAX + MW_STACK_DEPTH + 1], nr, id;
 	struct mw_mapping *mp;
+	bool pend = cs->pend_valid;
 
+	cs->pend_valid = false;
 	if (len < offsetof(struct mw_stack_rec, ips))
 		return;
 	nr = (len - offsetof(struct mw_stack_rec, ips)) / sizeof(r->ips[0]);
 	nr = MW_MIN(nr, MW_MIN(r->nr, (uint32_t)MW_STACK_DEPTH));
 	cs->stack_recs++;
-	id = stack_intern(cs, frames, stack_frames(cs, r, nr, frames));
+	if (pend && cs->pend->tid == r->hdr.tid && cs->pend->seq == r->hdr.seq) {
+		bool trunc = cs->pend->flags & MW_FRAMES_TRUNCATED;
+
+		cs->unwound++;
+		cs->truncated += trunc;
+		id = stack_intern(cs, frames, unwound_frames(cs, cs->pend, frames), trunc);
+	} else {
+		id = stack_intern(cs, frames, stack_frames(cs, r, nr, frames), false);
+	}
 	if (r->kind == MW_STACK_OP) {
 		struct mw_stack *st = &cs->stacks[id - 1];
 
@@ -415,6 +461,8 @@ int callsites_folded(FILE *f, const struct mw_callsites *cs, const char *root, b
 			if (*p == ';' || *p == ' ' || (unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = '_';
 		fputs(name, f);
+		if (st->truncated)
+			fputs(";[truncated]", f);
 		for (uint32_t k = st->nr; k > 0; k--) {
 			fputc(';', f);
 			folded_frame(f, cs, st->frames[k - 1]);

@@ -33,6 +33,7 @@ struct mw_stack {
 	uint32_t *frames;	/* indexes into mw_callsites.frames */
 	uint32_t nr;
 	uint32_t site;		/* frames[site] is the call site shown */
+	bool truncated;		/* the stack goes on beyond the copy */
 	uint64_t vm_bytes;	/* VM added by calls with this stack */
 	uint64_t rss_bytes;	/* RSS faulted into the mappings they made */
 	uint64_t calls;
@@ -59,6 +60,11 @@ struct mw_callsites {
 	uint32_t op_seq, op_tid;
 	uint64_t op_start, op_end;
 	uint64_t stack_recs;	/* MW_REC_STACK records applied */
+	uint64_t unwound;	/* ... of them with frames from MW_S_FRAMES */
+	uint64_t truncated;	/* ... cut short */
+	/* The MW_S_FRAMES record for the stack record to come. */
+	struct mw_frames *pend;	/* room for MW_FRAMES_MAX */
+	bool pend_valid;
 	uint64_t vm_bytes, rss_bytes;	/* sums over every stack */
 };
 
@@ -67,6 +73,7 @@ void callsites_free(struct mw_callsites *cs);
 
 /* Stream hooks (account.c). */
 void callsites_sym(struct mw_callsites *cs, const void *data, uint32_t len);
+void callsites_frames(struct mw_callsites *cs, const void *data, uint32_t len);
 void callsites_exec(struct mw_callsites *cs);
 void callsites_op(struct mw_callsites *cs, const struct mw_op_rec *r);
 void callsites_stack(struct mw_callsites *cs, struct mw_model *m,

@@ -4,11 +4,11 @@
  * -O2 -fomit-frame-pointer (the Makefile), so only the stack copies'
  * unwinding (user/unwind/) finds the callers, and C++ names to demangle.
  *
- *   mwtest::pool::reserve_arena(unsigned long)  a 16 MiB mmap, 4 MiB touched,
+ *   mwtest::pool::reserve_arena(unsigned long)  a 16 MiB mmap (NORESERVE), 4 MiB touched,
  *                        called from mwtest::Loader::load_weights()
  *   mwtest::Arena::grow(unsigned long)          new char[24 MiB] (malloc's
  *                        own mapping), 2 MiB touched
- *   mwtest::deep::map_at_bottom(unsigned long)  an 8 MiB mmap under 16
+ *   mwtest::deep::map_at_bottom(unsigned long)  an 8 MiB shared mmap under 17
  *                        frames of mwtest::deep::descend(int, unsigned long),
  *                        1 KiB of stack each: a copy of less than 16 KiB is
  *                        truncated
@@ -30,7 +30,10 @@ namespace mwtest {
 namespace pool {
 NOINLINE char *reserve_arena(std::size_t size)
 {
-	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* MAP_NORESERVE: a VMA flag malloc's mappings lack, so the kernel
+	 * does not merge the arena with new char[]'s block. */
+	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		die("mmap arena");
@@ -62,8 +65,8 @@ public:
 namespace deep {
 NOINLINE char *map_at_bottom(std::size_t size)
 {
-	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* Shared: merges with neither of the private ones. */
+	void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		die("mmap deep");

@@ -377,6 +377,43 @@ const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
 	return buf;
 }
 
+size_t callsites_func_brief(const char *func)
+{
+	size_t n = func ? strlen(func) : 0, end = n;
+	int depth = 0;
+
+	/* A qualifier after the list: "f(int) const", "f() &&". */
+	while (end > 0 && func[end - 1] != ')') {
+		if (strchr(" abcdefghijklmnopqrstuvwxyz&", func[end - 1]) == NULL)
+			return n;
+		end--;
+	}
+	if (end == 0)
+		return n;
+	for (size_t i = end; i > 0; i--) {
+		if (func[i - 1] == ')')
+			depth++;
+		else if (func[i - 1] == '(' && --depth == 0)
+			return i - 1 > 0 ? i - 1 : n;
+	}
+	return n;
+}
+
+const char *callsites_frame_brief(const struct mw_callsites *cs, uint32_t frame,
+				  char *buf, size_t len)
+{
+	const struct mw_frame *f = frame < cs->nframes ? &cs->frames[frame] : NULL;
+	int n;
+
+	if (!f || !f->func || !f->module)
+		return callsites_frame_str(cs, frame, buf, len);
+	n = snprintf(buf, len, "%.*s+0x%llx (%s)", (int)callsites_func_brief(f->func), f->func,
+		     (unsigned long long)(f->addr - f->sym_addr), base_name(f->module));
+	if (f->file && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, " %s:%u", base_name(f->file), f->line);
+	return buf;
+}
+
 const char *callsites_site_str(const struct mw_callsites *cs, uint32_t id,
 			       char *buf, size_t len)
 {

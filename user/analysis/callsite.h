@@ -89,6 +89,13 @@ const struct mw_stack *callsites_get(const struct mw_callsites *cs, uint32_t id)
  * "module+0x1234" without a symbol, "0x7f..." without a module. */
 const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
 				char *buf, size_t len);
+/* The same with a C++ function's parameter list left out (the text
+ * report's narrow columns): "ns::Class::f+0x1f (module) file.cc:12". */
+const char *callsites_frame_brief(const struct mw_callsites *cs, uint32_t frame,
+				  char *buf, size_t len);
+/* The length of func without its parameter list ("a::f(int) const" -> 4;
+ * "operator()(int)" -> 10), or all of it when it has none. */
+size_t callsites_func_brief(const char *func);
 /* The call site of stack id (its frame 'site'), or "" for id 0. */
 const char *callsites_site_str(const struct mw_callsites *cs, uint32_t id,
 			       char *buf, size_t len);

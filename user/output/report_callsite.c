@@ -23,11 +23,14 @@ static void site_rows(FILE *f, const struct mw_callsites *cs, int phase, bool by
 		const struct mw_stack *st = callsites_get(cs, ids[i]);
 		struct mw_site_sum s = callsites_sum(cs, phase, ids[i]);
 
-		callsites_site_str(cs, ids[i], frame, sizeof(frame));
+		if (st->nr)
+			callsites_frame_brief(cs, st->frames[st->site], frame, sizeof(frame));
+		else
+			callsites_site_str(cs, ids[i], frame, sizeof(frame));
 		fprintf(f, "    %-54s %10s %10s\n", printable(frame, shown, sizeof(shown), 54),
 			mw_human(s.vm_bytes, b1, sizeof(b1)), mw_human(s.rss_bytes, b2, sizeof(b2)));
 		for (uint32_t k = st->site + 1; k < st->nr && k < st->site + 3; k++) {
-			callsites_frame_str(cs, st->frames[k], frame, sizeof(frame));
+			callsites_frame_brief(cs, st->frames[k], frame, sizeof(frame));
 			fprintf(f, "      <- %s\n", printable(frame, shown, sizeof(shown), 70));
 		}
 		if (st->truncated)

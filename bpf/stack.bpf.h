@@ -100,6 +100,13 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 		len = pr.end - sp;
 		flags |= MW_COPY_TOP;
 	}
+	/* Half full: the loader is behind (loading a big module's tables);
+	 * a short copy, marked, beats a lost record. */
+	if (len > MW_PAGE_SIZE &&
+	    bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 2) {
+		len = MW_PAGE_SIZE;
+		flags = (flags & ~MW_COPY_TOP) | MW_COPY_PRESSURE;
+	}
 	if (len > MW_STACK_COPY_MAX)
 		len = MW_STACK_COPY_MAX;
 	if (!len || copy_read(rec, len, sp))

@@ -250,6 +250,7 @@ uint32_t unwinder_run(struct mw_unwinder *u, const struct mw_stack_rec *rec, siz
 	u->st.stacks++;
 	u->st.frames += out->nr;
 	u->st.truncated += !!(out->flags & MW_FRAMES_TRUNCATED);
+	u->st.pressure += !!(rec->copy_flags & MW_COPY_PRESSURE);
 	u->st.failed += !out->nr;
 	u->st.ns += dt;
 	u->st.max_ns = MW_MAX(u->st.max_ns, dt);

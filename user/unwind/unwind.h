@@ -39,6 +39,7 @@ uint32_t unwinder_run(struct mw_unwinder *u, const struct mw_stack_rec *rec, siz
 /* Unwinds so far and their cost (wall time in the unwinder). */
 struct mw_unwind_stats {
 	uint64_t stacks, frames, truncated, failed;
+	uint64_t pressure;	/* copies cut to 4 KiB by a half-full ring buffer */
 	uint64_t ns, max_ns;
 };
 void unwinder_stats(const struct mw_unwinder *u, struct mw_unwind_stats *st);

@@ -41,6 +41,8 @@ struct mw_unwind_stats {
 	uint64_t stacks, frames, truncated, failed;
 	uint64_t pressure;	/* copies cut to 4 KiB by a half-full ring buffer */
 	uint64_t ns, max_ns;
+	uint64_t median_ns, p90_ns;	/* of every unwind (the first in a module
+					 * reads its tables: the tail) */
 };
 void unwinder_stats(const struct mw_unwinder *u, struct mw_unwind_stats *st);
 

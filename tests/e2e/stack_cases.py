@@ -111,18 +111,26 @@ def check_stripped(c, mw, wl, d):
     c.check(lo <= off < hi, f"stripped: the offset {off:#x} is inside map_window [{lo:#x}, {hi:#x})")
 
 
-def check_replay(c, mw, wl, d):
-    rec, live, replay = (os.path.join(d, n) for n in ("s.mwrec", "live.json", "replay.json"))
+def record_replay(c, mw, wl, d, binary):
+    """memwatch record --stacks of binary, then memwatch report of it: the
+    live and the replayed summaries, and the recording's size."""
+    rec, live, replay = (os.path.join(d, f"{binary}.{n}") for n in ("mwrec", "live.json", "re.json"))
     env = dict(os.environ, MW_CKPT_DIR=d)
     p = subprocess.run([mw, "record", "--stacks", "-o", rec, "-j", live, "--",
-                        os.path.join(wl, "stacks")], env=env, stdout=subprocess.PIPE,
+                        os.path.join(wl, binary)], env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=120)
-    c.eq(p.returncode, 0, "record --stacks: exit status")
+    c.eq(p.returncode, 0, f"record --stacks {binary}: exit status")
     p = subprocess.run([mw, "report", "-q", "-j", replay, rec], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=60)
     a = [json.loads(x) for x in open(live)][-1] if os.path.exists(live) else {}
-    b = [json.loads(x) for x in open(replay)][-1] if os.path.exists(replay) else {}
-    c.check(p.returncode == 0 and a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
+    b = [json.loads(x) for x in open(replay)][-1] if p.returncode == 0 and \
+        os.path.exists(replay) else {}
+    return a, b, os.path.getsize(rec) if os.path.exists(rec) else 0
+
+
+def check_replay(c, mw, wl, d):
+    a, b, _ = record_replay(c, mw, wl, d, "stacks")
+    c.check(a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
             "the recording replays to the same call sites (symbols travel in it)")
 
 
@@ -203,21 +211,11 @@ def check_truncated(c, mw, wl, d):
 def check_cxx_replay(c, mw, wl, d):
     """A recording keeps the unwound frames, not the copies: the report
     needs neither the process nor its binaries, and it is small."""
-    rec, live, replay = (os.path.join(d, n) for n in ("cxx.mwrec", "cxxlive.json", "cxxre.json"))
-    env = dict(os.environ, MW_CKPT_DIR=d)
-    p = subprocess.run([mw, "record", "--stacks", "-o", rec, "-j", live, "--",
-                        os.path.join(wl, "cxxalloc")], env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=120)
-    c.eq(p.returncode, 0, "record --stacks (C++): exit status")
-    a = [json.loads(x) for x in open(live)][-1] if os.path.exists(live) else {}
+    a, b, size = record_replay(c, mw, wl, d, "cxxalloc")
     recs = a.get("stacks", {}).get("records", 0)
-    size = os.path.getsize(rec) if os.path.exists(rec) else 0
     c.check(0 < size < 2 * MIB and size < recs * 8192,
             f"the recording holds frames, not 32 KiB copies ({size} bytes, {recs} stacks)")
-    p = subprocess.run([mw, "report", "-q", "-j", replay, rec], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=60)
-    b = [json.loads(x) for x in open(replay)][-1] if os.path.exists(replay) else {}
-    c.check(p.returncode == 0 and a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
+    c.check(a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
             "the C++ recording replays to the same unwound call sites")
 
 

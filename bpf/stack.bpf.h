@@ -67,6 +67,8 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 	t->walking = 1;
 	n = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
 	rec->sp_word = leaf_caller(task);
+	/* --python: the interpreter's frames, in a record just ahead. */
+	py_stack(current_tgid(), seq_kind, addr);
 	t->walking = 0;
 	rec->nr = n > 0 ? n / sizeof(__u64) : 0;
 	rec->kind = seq_kind >> 32;

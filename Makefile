@@ -35,7 +35,7 @@ CFLAGS    ?= -O2 -g
 # -fwrapv: counts from a damaged recording may be nonsense, never undefined.
 CFLAGS    += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP -fwrapv
 CPPFLAGS  += -Iuser -Ibpf -I$(BUILD) -D_GNU_SOURCE
-LDLIBS    += -lbpf -lelf -lz -ljansson -ldw -lcap -lmicrohttpd
+LDLIBS    += -lbpf -lelf -lz -ljansson -ldw -lcap -lmicrohttpd -lstdc++
 
 # Sanitizer build of the loader: make SANITIZE=1 (ASan + UBSan).
 ifeq ($(SANITIZE),1)
@@ -53,10 +53,10 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
 	      -Wall -Wno-unused-function -MMD -MP
 
 # The loader: user/ (main.c, the session in trace.c) and its subsystems,
-# user/capture, user/analysis, user/output and user/host.  Every file except
+# user/capture, user/analysis, user/unwind, user/output and user/host.  Every file except
 # main.c and the two that need the skeleton or start processes also goes into
 # the unit-test library, so tests link against exactly the code memwatch runs.
-USER_DIRS := user user/capture user/analysis user/output user/host user/unwind
+USER_DIRS := user user/capture user/analysis user/unwind user/output user/host
 USER_SRCS := $(foreach d,$(USER_DIRS),$(wildcard $(d)/*.c))
 USER_OBJS := $(USER_SRCS:user/%.c=$(BUILD)/user/%.o)
 LIB_OBJS  := $(filter-out $(BUILD)/user/main.o $(BUILD)/user/capture/capture.o \
@@ -67,6 +67,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/ckpt.c tests/workloads/lib%.c,$(WORKLOAD_SRCS)))
+WORKLOAD_CXX  := $(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.cc))
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
 .PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
@@ -142,11 +143,20 @@ $(BUILD)/libmw.a: $(LIB_OBJS)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmw.a | $(BUILD)/tests/unit
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $< $(BUILD)/libmw.a $(LDFLAGS) $(LDLIBS) -o $@
 
-workloads: $(WORKLOAD_BINS) $(WORKLOAD_LIBS) $(BUILD)/workloads/stacks-stripped
+workloads: $(WORKLOAD_BINS) $(WORKLOAD_CXX) $(WORKLOAD_LIBS) $(BUILD)/workloads/stacks-stripped
 
 # Frame pointers: the kernel's user stack walk (--stacks) follows them.
 $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/ckpt.c include/memwatch.h | $(BUILD)/workloads
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE $(filter %.c,$^) -lpthread -o $@
+
+# C++ as distributions build it, without frame pointers: --stacks unwinds
+# it from stack copies with its CFI (user/unwind/).
+CXX ?= g++
+$(BUILD)/workloads/ckpt.o: tests/workloads/ckpt.c include/memwatch.h | $(BUILD)/workloads
+	$(CC) -O1 -g -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE -c $< -o $@
+
+$(BUILD)/workloads/%: tests/workloads/%.cc $(BUILD)/workloads/ckpt.o | $(BUILD)/workloads
+	$(CXX) -O2 -g -fomit-frame-pointer -Wall -MMD -MP -Itests/workloads -D_GNU_SOURCE $< $(BUILD)/workloads/ckpt.o -o $@
 
 # --stacks on a binary without symbols: call sites fall back to binary+offset.
 $(BUILD)/workloads/stacks-stripped: $(BUILD)/workloads/stacks

@@ -204,13 +204,30 @@ struct mw_mark_rec {
  * is the word at the user stack pointer (x86) or the link register (arm64):
  * the caller of a frameless leaf such as libc's syscall wrappers, which the
  * frame-pointer walk skips.  The loader symbolises both.
+ *
+ * With --stack-bytes (stack_bytes > 0 in stack.bpf.h) the record goes on
+ * past a full ips[] with the thread's user registers and a copy of its user
+ * stack from the stack pointer up, at most stack_bytes and never past the
+ * end of the stack's VMA: the loader unwinds it with the modules' CFI
+ * (user/unwind/), then passes the record on cut after ips[nr] (the
+ * frame-pointer form) behind an MW_S_FRAMES stream record.  A record with
+ * the copy is at least offsetof(struct mw_stack_rec, copy) long.
  */
 #define MW_STACK_DEPTH	64
+#define MW_STACK_COPY_MAX	65536	/* --stack-bytes at most */
+/* The head of the kernel's user pt_regs, raw: x86-64's 21 words are
+ * struct user_regs_struct's order, arm64's 34 are user_pt_regs'. */
+#define MW_STACK_REGS	34
 
 enum mw_stack_kind {
 	MW_STACK_OP = 1,
 	MW_STACK_FAULT,
 };
+
+/* copy_flags */
+#define MW_COPY_REGS	0x1	/* regs[] were read */
+#define MW_COPY_TOP	0x2	/* copy[] reaches the end of the stack's VMA */
+#define MW_COPY_SHORT	0x4	/* a read failed: copy[] is shorter than asked */
 
 struct mw_stack_rec {
 	struct mw_rec_hdr hdr;
@@ -220,6 +237,12 @@ struct mw_stack_rec {
 	__u64 vm_bytes;		/* op: VM it added (what mapped_bytes counts) */
 	__u64 sp_word;
 	__u64 ips[MW_STACK_DEPTH];
+	/* --stack-bytes: */
+	__u64 regs[MW_STACK_REGS];
+	__u64 copy_sp;		/* the user address copy[0] was read from */
+	__u32 copy_len;		/* bytes of copy[] present */
+	__u32 copy_flags;	/* MW_COPY_* */
+	__u8 copy[MW_STACK_COPY_MAX];
 };
 
 /* ---- Python frames (--python, bpf/python.bpf.h) ---- */

@@ -12,6 +12,9 @@
 #define MW_STACK_BPF_H
 
 const volatile bool want_stacks = false;
+/* --stack-bytes: user stack copied with each stack, 0: none (frame
+ * pointers only).  At most MW_STACK_COPY_MAX. */
+const volatile __u32 stack_bytes = 0;
 
 /* VMAs whose first fault has been reported, by (tgid, vm_start).  An mmap at
  * a start forgets it again, so a new mapping at an old address is reported
@@ -29,11 +32,21 @@ struct {
 	__type(value, __u8);
 } fault_stacked SEC(".maps");
 
+/* Stack records are built here, one per CPU (the loader sizes it to the
+ * possible CPUs): with the copy a record is bigger than a per-CPU map value
+ * may be (32 KiB).  A program runs on one CPU to its end, and the hooks that
+ * take stacks do not nest on a CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_stack_rec);
+} stack_buf SEC(".maps");
+
 /* The caller of a frameless leaf: the return address the call pushed (x86)
  * or the link register (arm64). */
-static __always_inline __u64 leaf_caller(struct task_struct *task)
+static __always_inline __u64 leaf_caller(struct pt_regs *regs)
 {
-	struct pt_regs *regs = mw_task_pt_regs(task);
 	__u64 word = 0;
 
 	if (!regs)
@@ -44,6 +57,83 @@ static __always_inline __u64 leaf_caller(struct task_struct *task)
 	bpf_probe_read_user(&word, sizeof(word), (void *)BPF_CORE_READ(regs, sp));
 #endif
 	return word;
+}
+
+/* Read n bytes of user stack at sp into copy[] (n at most MW_STACK_COPY_MAX). */
+static __always_inline bool copy_read(struct mw_stack_rec *rec, __u32 n, __u64 sp)
+{
+	if (n > MW_STACK_COPY_MAX)
+		n = MW_STACK_COPY_MAX;
+	return bpf_probe_read_user(rec->copy, n, (void *)sp) == 0;
+}
+
+/*
+ * --stack-bytes: the user registers and the stack above the stack pointer,
+ * up to the end of its VMA (a read across it fails whole).  Where the VMA
+ * cannot be looked up (at a fault, bpf_find_vma() is busy until the fault
+ * path's own lookup has unlocked the mm; the compat object's walk may stop
+ * short) and the whole read fails, the readable length is searched for
+ * page by page (5 more reads at most): the stack ends at the first page
+ * that cannot be read.
+ */
+static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs *regs,
+					struct mw_stack_rec *rec)
+{
+	struct vma_probe pr = {};
+	__u32 len = stack_bytes, flags = 0, sz, head;
+	__u32 lo, hi, k_max;
+	bool last_ok = false;
+	__u64 sp;
+
+	rec->copy_len = 0;
+	rec->copy_flags = 0;
+	if (!regs)
+		return 0;
+	sz = bpf_core_type_size(struct pt_regs);
+	if (sz > sizeof(rec->regs))
+		sz = sizeof(rec->regs);
+	if (bpf_probe_read_kernel(rec->regs, sz, regs) == 0)
+		flags |= MW_COPY_REGS;
+	sp = BPF_CORE_READ(regs, sp);
+	rec->copy_sp = sp;
+	if (vma_at(task, sp, &pr) == 0 && pr.found && pr.end > sp && pr.end - sp <= len) {
+		len = pr.end - sp;
+		flags |= MW_COPY_TOP;
+	}
+	if (len > MW_STACK_COPY_MAX)
+		len = MW_STACK_COPY_MAX;
+	if (!len || copy_read(rec, len, sp))
+		goto out;
+	/* Lengths that end on a page boundary: j = 1 + k is head + k pages
+	 * (k <= k_max), j = 0 nothing. */
+	flags = (flags & ~MW_COPY_TOP) | MW_COPY_SHORT;
+	head = MW_PAGE_SIZE - (sp & (MW_PAGE_SIZE - 1));
+	if (head > len)
+		head = len;
+	k_max = (len - head) >> MW_PAGE_SHIFT;
+	lo = 0;			/* reads of length j <= lo work */
+	hi = k_max + 2;		/* ... and j >= hi fail */
+	for (int i = 0; i < 6 && hi - lo > 1; i++) {
+		__u32 mid = (lo + hi) / 2;
+
+		last_ok = copy_read(rec, head + ((mid - 1) << MW_PAGE_SHIFT), sp);
+		if (last_ok)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	len = lo ? head + ((lo - 1) << MW_PAGE_SHIFT) : 0;
+	if (len > MW_STACK_COPY_MAX)
+		len = MW_STACK_COPY_MAX;
+	if (len && !last_ok && !copy_read(rec, len, sp))
+		len = 0;
+	/* A page that cannot be read ends the stack (or is swapped out). */
+	if (len && hi <= k_max + 1)
+		flags |= MW_COPY_TOP;
+out:
+	rec->copy_len = len;
+	rec->copy_flags = flags;
+	return len;
 }
 
 /*
@@ -57,27 +147,41 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 				 __u64 seq_kind, __u64 addr)
 {
 	struct task_struct *task = mw_current_task();
-	union mw_scratch *sc = scratch_get(2);
-	struct mw_stack_rec *rec;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct mw_stack_rec *rec = bpf_map_lookup_elem(&stack_buf, &cpu);
+	struct pt_regs *regs;
+	__u64 size;
 	long n;
 
-	if (!sc || !t)
+	if (!rec || !t)
 		return 0;
-	rec = &sc->stack;
+	regs = mw_task_pt_regs(task);
 	t->walking = 1;
 	n = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
-	rec->sp_word = leaf_caller(task);
+	rec->sp_word = leaf_caller(regs);
+	rec->nr = n > 0 ? n / sizeof(__u64) : 0;
+	if (stack_bytes) {
+		/* The whole of ips[], then the copy. */
+		size = offsetof(struct mw_stack_rec, copy) + stack_copy(task, regs, rec);
+	} else {
+		size = offsetof(struct mw_stack_rec, ips) +
+		       (rec->nr & (MW_STACK_DEPTH - 1)) * sizeof(__u64) +
+		       (rec->nr >= MW_STACK_DEPTH ? MW_STACK_DEPTH * sizeof(__u64) : 0);
+	}
 	/* --python: the interpreter's frames, in a record just ahead. */
 	py_stack(current_tgid(), seq_kind, addr);
 	t->walking = 0;
-	rec->nr = n > 0 ? n / sizeof(__u64) : 0;
 	rec->kind = seq_kind >> 32;
 	rec->addr = addr;
 	rec->vm_bytes = t->stack_vm;
 	hdr_fill(&rec->hdr, MW_REC_STACK, current_tgid(), (__u32)seq_kind);
-	emit(p, rec, offsetof(struct mw_stack_rec, ips) +
-		     (rec->nr & (MW_STACK_DEPTH - 1)) * sizeof(__u64) +
-		     (rec->nr >= MW_STACK_DEPTH ? MW_STACK_DEPTH * sizeof(__u64) : 0));
+	barrier_var(size);
+	if (size > sizeof(*rec))
+		size = sizeof(*rec);
+	if (bpf_ringbuf_output(&rb, rec, size, 0)) {
+		stat_inc(MW_STAT_RB_LOST);
+		mw_add(&p->lost, 1);
+	}
 	return 0;
 }
 

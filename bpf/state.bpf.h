@@ -163,12 +163,11 @@ union mw_scratch {
 	struct mw_deltas_rec deltas;
 	struct mw_task_rec task;
 	struct mw_mark_rec mark;
-	struct mw_stack_rec stack;
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 3);		/* 0: op/task record, 1: deltas, 2: stack */
+	__uint(max_entries, 2);		/* 0: op/task record, 1: deltas */
 	__type(key, __u32);
 	__type(value, union mw_scratch);
 } scratch SEC(".maps");

@@ -41,6 +41,8 @@ struct cli {
 	const char *text_path;
 	const char *svg_path;		/* --svg: the timeline */
 	const char *folded_path;	/* --folded: folded stacks */
+	bool stack_bytes_given;		/* --stack-bytes */
+	bool ringbuf_given;		/* --ringbuf-size */
 	FILE *folded;
 	bool folded_rss;		/* --folded-by rss */
 	bool interval_given;		/* -i: text rows per sample */
@@ -79,6 +81,7 @@ enum {
 	OPT_LISTEN,
 	OPT_MAX_PROCS,
 	OPT_THRESHOLD,
+	OPT_STACK_BYTES,
 };
 
 static const struct argp_option options[] = {
@@ -97,6 +100,7 @@ static const struct argp_option options[] = {
 	{ "svg", OPT_SVG, "FILE", 0, "Draw a timeline of VM and RSS, phases and iterations to FILE (SVG)", 0 },
 	{ "stacks", OPT_STACKS, NULL, 0, "Record the user call stack of every mmap/mremap/brk/shmat and of the first fault in each mapping; name call sites in the report", 0 },
 	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks (frame;frame;... bytes) for flamegraph.pl, inferno or speedscope to FILE (implies --stacks)", 0 },
+	{ "stack-bytes", OPT_STACK_BYTES, "BYTES", 0, "--stacks: user stack copied at each stacked event and unwound with the binaries' CFI, 0 to 65536 (default 32768; 0: frame pointers only); K suffix", 0 },
 	{ "python", OPT_PYTHON, NULL, 0, "Merge CPython 3.11 frames (script.py:LINE function) into the stacks (implies --stacks; the default with --stacks when the process runs a CPython memwatch knows)", 0 },
 	{ "no-python", OPT_NO_PYTHON, NULL, 0, "Native frames only in the stacks", 0 },
 	{ "folded-by", OPT_FOLDED_BY, "vm|rss", 0, "Weigh folded stacks by VM mapped (default) or by RSS faulted in", 0 },
@@ -334,6 +338,22 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_NO_PYTHON:
 		c->trace.python = false;
 		break;
+	case OPT_STACK_BYTES: {
+		char *end;
+		unsigned long long n = strtoull(arg, &end, 10);
+
+		if (end == arg || arg[0] == '-')
+			usage_error("invalid --stack-bytes '%s': expected 0 to 65536 (K suffix)", arg);
+		if ((*end == 'K' || *end == 'k') && n <= 64) {
+			n <<= 10;
+			end++;
+		}
+		if (*end || n > MW_STACK_COPY_MAX)
+			usage_error("invalid --stack-bytes '%s': expected 0 to 65536 (K suffix)", arg);
+		c->trace.stack_bytes = (uint32_t)n;
+		c->stack_bytes_given = true;
+		break;
+	}
 	case OPT_FOLDED_BY:
 		if (strcmp(arg, "vm") && strcmp(arg, "rss"))
 			usage_error("invalid --folded-by '%s': expected vm or rss", arg);
@@ -374,6 +394,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (v & (v - 1))
 			usage_error("invalid ring buffer size '%s': must be a power of two", arg);
 		c->trace.ringbuf_bytes = v;
+		c->ringbuf_given = true;
 		break;
 	case OPT_MAX_DEAD:
 		c->trace.dead_limit = parse_long(arg, 0, LONG_MAX, "unmapped mapping count");
@@ -636,7 +657,7 @@ int main(int argc, char **argv)
 {
 	struct cli c = {
 		.trace = { .ringbuf_bytes = 8 << 20, .max_procs = 64, .dead_limit = 100000,
-			   .python = true },
+			   .stack_bytes = 32 << 10, .python = true },
 		.max_mappings = -1,
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, help_filter, NULL };
@@ -671,6 +692,10 @@ int main(int argc, char **argv)
 	/* A series for the JSON and the timeline; text rows only with -i. */
 	if (!c.interval_given && (c.json_path || c.svg_path))
 		c.trace.auto_samples = true;
+	/* Stack copies fill the ring buffer: room for 512 of them. */
+	if (c.trace.stacks && !c.ringbuf_given)
+		while (c.trace.ringbuf_bytes < (size_t)c.trace.stack_bytes * 512)
+			c.trace.ringbuf_bytes <<= 1;
 
 	if (c.json_path)
 		json = open_output(c.json_path);

@@ -27,6 +27,7 @@ enum mw_srec_kind {
 	MW_S_MARKNAME,	/* struct mw_markname: the name of marker spec id */
 	MW_S_RECONCILE,	/* struct mw_reconcile: a mapping's RSS, measured */
 	MW_S_SYM,	/* struct mw_sym, then its strings: a code address named */
+	MW_S_FRAMES,	/* struct mw_frames: a stack record's frames, unwound */
 	MW_S_PYCODE,	/* struct mw_pycode, then its strings and line table */
 };
 
@@ -154,6 +155,40 @@ struct mw_pycode {
  * own (its return address is the stack record's sp_word), or has one. */
 #define MW_SYM_LEAF	0x1
 #define MW_SYM_FRAMED	0x2
+
+/*
+ * The call stack of the MW_REC_STACK record that follows (same tid and seq),
+ * unwound by capture (user/unwind/unwind.c) from the record's copy of the
+ * user stack with the modules' CFI: these frames replace the record's
+ * frame-pointer ips[].  A recording keeps these, not the copies.
+ *
+ * Frames are innermost first, as in mw_stack_rec.ips[]: ips[0] is the
+ * interrupted instruction, the others return addresses (mw_frame_lookup).
+ * 'source' says what made them (more than one producer may interleave
+ * frames later, Python's among them: a frame of another kind is then
+ * flagged in a parallel array after ips[], which MW_FRAMES_NATIVE records
+ * do not have).  MW_FRAMES_TRUNCATED: the stack goes on past the last
+ * frame, beyond the copy (--stack-bytes too small), so this is not the
+ * whole stack.
+ */
+#define MW_FRAMES_MAX		128
+
+enum mw_frames_source {
+	MW_FRAMES_NATIVE = 1,	/* DWARF CFI, frame pointers where it has none */
+};
+
+#define MW_FRAMES_TRUNCATED	0x1	/* the unwind needed stack beyond the copy */
+
+struct mw_frames {
+	uint32_t pid;
+	uint32_t tid;		/* the stack record's hdr.tid */
+	uint32_t seq;		/* ... and hdr.seq */
+	uint16_t source;	/* enum mw_frames_source */
+	uint16_t flags;		/* MW_FRAMES_* */
+	uint32_t nr;		/* ips[] entries, at most MW_FRAMES_MAX */
+	uint32_t pad;
+	uint64_t ips[];
+};
 
 /* The address to look up for frame i of a stack (0: the interrupted
  * instruction itself; the rest, and sp_word, are return addresses). */

@@ -30,7 +30,8 @@
 #include "capture/recording.h"
 #include "capture/seed.h"
 #include "capture/signals.h"
-#include "analysis/symbolize.h"
+#include "unwind/symbolize.h"
+#include "unwind/unwind.h"
 #include "unwind/python.h"
 #include "capture/kernel.h"
 #include "trace.h"
@@ -53,6 +54,8 @@ struct session {
 	struct mw_control ctl;	/* 'memwatch mark' */
 	struct mw_symbolizer *syms;	/* --stacks */
 	struct mw_python *py;		/* --python (user/unwind/python.c) */
+	struct mw_unwinder *unwind;	/* --stacks with --stack-bytes */
+	struct mw_frames *frames;	/* its output */
 	uint32_t py_epoch;		/* address spaces it was looked for in */
 };
 
@@ -121,6 +124,46 @@ static void python_record(struct session *s, const struct mw_rec_hdr *h, uint32_
 		}
 }
 /* ---- end of --python ---- */
+/*
+ * A stack record: with a copy of the user stack, unwound (unwind.c) into an
+ * MW_S_FRAMES record ahead of it, and the copy left out of what follows (the
+ * analysis and a recording keep the frames); the frame-pointer ips[] are
+ * named only when the unwind found nothing.
+ */
+static void feed_stack(struct session *s, const struct mw_srec *r)
+{
+	const struct mw_stack_rec *rec = r->data;
+	struct mw_srec cut = *r;
+	uint32_t nr = 0;
+
+	if (!s->syms)
+		s->syms = symbolizer_new(s->pid);
+	if (unwind_has_copy(rec, r->len)) {
+		if (!s->unwind) {
+			s->unwind = unwinder_new(s->syms, s->pid);
+			s->frames = mw_xcalloc(1, sizeof(*s->frames) +
+						  MW_FRAMES_MAX * sizeof(s->frames->ips[0]));
+		}
+		nr = unwinder_run(s->unwind, rec, r->len, s->frames);
+		if (mw_verbose > 1)
+			mw_dbg("stack %u/%u kind %u: copy %u bytes from %#llx, flags %#x: %u frames%s",
+			       rec->hdr.tid, rec->hdr.seq, rec->kind, rec->copy_len,
+			       (unsigned long long)rec->copy_sp, rec->copy_flags, nr,
+			       s->frames->flags & MW_FRAMES_TRUNCATED ? ", truncated" : "");
+		cut.len = (uint32_t)(offsetof(struct mw_stack_rec, ips) +
+				     MW_MIN(rec->nr, (uint32_t)MW_STACK_DEPTH) * sizeof(rec->ips[0]));
+	}
+	if (nr) {
+		symbolizer_frames(s->syms, s->frames->ips, nr, feed_sym, s);
+		feed(s, &(struct mw_srec){ .kind = MW_S_FRAMES,
+					   .len = (uint32_t)(sizeof(*s->frames) +
+							     nr * sizeof(s->frames->ips[0])),
+					   .data = s->frames });
+	} else {
+		symbolizer_stack(s->syms, r->data, cut.len, feed_sym, s);
+	}
+	feed(s, &cut);
+}
 
 /* Every ring-buffer record passes here on its way to the analysis. */
 static void sink(void *ctx, const struct mw_srec *r)
@@ -132,11 +175,10 @@ static void sink(void *ctx, const struct mw_srec *r)
 		return;
 	if (r->kind == MW_S_BPF && s->py)
 		python_record(s, h, r->len);
-	/* Name a stack's addresses while the process is there to ask. */
+	/* Unwind and name a stack while the process is there to ask. */
 	if (r->kind == MW_S_BPF && h->type == MW_REC_STACK) {
-		if (!s->syms)
-			s->syms = symbolizer_new(s->pid);
-		symbolizer_stack(s->syms, r->data, r->len, feed_sym, s);
+		feed_stack(s, r);
+		return;
 	}
 	feed(s, r);
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && s->syms)
@@ -679,6 +721,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		.batch_wakeups = o->cmd != NULL,
 		.stacks = o->stacks,
 		.python = o->python,
+		.stack_bytes = o->stack_bytes,
 		.nmarkers = o->nmarkers,
 		.host_cgroup_fd = -1,
 		.sink = sink,
@@ -732,6 +775,18 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		       (unsigned long long)gone, (unsigned long long)ns / 1000);
 	}
 	python_free(s.py);
+	if (s.unwind) {
+		struct mw_unwind_stats st;
+
+		unwinder_stats(s.unwind, &st);
+		mw_dbg("unwind: %llu stacks, %llu frames, %llu truncated, %llu without frames; "
+		       "%.1f us each on average, %.1f us at most",
+		       (unsigned long long)st.stacks, (unsigned long long)st.frames,
+		       (unsigned long long)st.truncated, (unsigned long long)st.failed,
+		       st.stacks ? st.ns / 1e3 / st.stacks : 0.0, st.max_ns / 1e3);
+	}
+	unwinder_free(s.unwind);
+	free(s.frames);
 	symbolizer_free(s.syms);
 	return err;
 }

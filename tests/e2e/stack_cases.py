@@ -1,7 +1,10 @@
 """--stacks and --folded: who mapped it.  The stacks workload maps each
 mapping from its own function and touches it from another, so the report must
 name them; folded stacks must add up to the totals the report gives; a
-stripped build must still give binary+offset inside the right function."""
+stripped build must still give binary+offset inside the right function.  A
+C++ workload without frame pointers must have its allocating functions named
+(unwound from the stack copies) and demangled, and a copy too small for its
+stack must be marked truncated."""
 import json
 import os
 import re
@@ -123,6 +126,101 @@ def check_replay(c, mw, wl, d):
             "the recording replays to the same call sites (symbols travel in it)")
 
 
+CXX_ARENA = "mwtest::pool::reserve_arena(unsigned long)"
+CXX_GROW = "mwtest::Arena::grow(unsigned long)"
+CXX_BOTTOM = "mwtest::deep::map_at_bottom(unsigned long)"
+CXX_DESCEND = "mwtest::deep::descend(int, unsigned long)"
+
+
+def frame_func(f):
+    """The function of a JSON frame "func+0x1f (module) file:line"."""
+    return f.split("+0x")[0]
+
+
+def sized(summary, size):
+    """The one mapping of size bytes, any kind."""
+    ms = [m for m in summary.get("mappings", []) if m["bytes"] == size]
+    return ms[0] if len(ms) == 1 else {}
+
+
+def check_cxx(c, mw, wl, d):
+    """C++ built -O2 -fomit-frame-pointer: its call sites come from the
+    stack copies' unwinding, demangled (tests/workloads/cxxalloc.cc)."""
+    fold = os.path.join(d, "cxx.folded")
+    s, text = trace(c, mw, wl, d, "cxxalloc", ["--folded", fold], "C++")
+    arena = mapping_of(s, 16 * MIB)
+    c.check(arena.get("call_site", "").startswith(CXX_ARENA + "+"),
+            f"C++: the 16 MiB arena's call site is {CXX_ARENA} ({arena.get('call_site')})")
+    st = [frame_func(f) for f in arena.get("stack", [])]
+    c.check(st[1:4] == [CXX_ARENA, "mwtest::Loader::load_weights(unsigned long)", "main"],
+            f"C++: mmap <- reserve_arena <- Loader::load_weights <- main ({st[:4]})")
+    c.check(arena.get("stack_truncated") is False, "C++: the arena's stack is whole")
+    # new char[24 MiB]: malloc's own mapping of 24 MiB and a page.
+    grow = [m for m in s.get("mappings", []) if m["kind"] == "anon" and
+            24 * MIB <= m["bytes"] <= 24 * MIB + 64 * 1024]
+    gst = [frame_func(f) for f in grow[0].get("stack", [])] if len(grow) == 1 else []
+    c.check(len(grow) == 1 and grow[0].get("call_site", "").startswith(CXX_GROW + "+"),
+            f"C++: new char[24 MiB]'s call site is {CXX_GROW}, past libstdc++ and malloc "
+            f"({[m.get('call_site') for m in grow]})")
+    c.check(any(f.startswith("operator new") for f in gst) and any("malloc" in f for f in gst),
+            f"C++: its stack goes through operator new[] and malloc ({gst[:6]})")
+    bottom = sized(s, 8 * MIB)
+    bst = [frame_func(f) for f in bottom.get("stack", [])]
+    c.check(bottom.get("call_site", "").startswith(CXX_BOTTOM + "+") and
+            bst.count(CXX_DESCEND) == 17 and "main" in bst and not bottom.get("stack_truncated"),
+            f"C++: 8 MiB under 17 frames of descend, whole with 32 KiB copies "
+            f"({bst.count(CXX_DESCEND)} descend, truncated {bottom.get('stack_truncated')})")
+    c.check("mwtest::Loader::load_weights+" in text and "_ZN" not in text,
+            "C++: the text report has demangled names (without their parameter lists)")
+    _, stacks = folded(fold)
+    c.eq(weight_of(stacks, CXX_ARENA), 16 * MIB, "C++: folded VM under reserve_arena, demangled")
+    c.check(not any("_ZN" in x for x, _ in stacks), "C++: no mangled name in the folded stacks")
+    un = s.get("stacks", {})
+    c.check(un.get("unwound", 0) == un.get("records", -1) > 0,
+            f"C++: every stack record was unwound from its copy ({un.get('unwound')} of "
+            f"{un.get('records')})")
+
+
+def check_truncated(c, mw, wl, d):
+    """A copy of 1 KiB cannot hold 17 KiB of descend frames: the stack is
+    marked truncated, in the JSON, the text and the folded stacks."""
+    fold = os.path.join(d, "trunc.folded")
+    s, text = trace(c, mw, wl, d, "cxxalloc", ["--stack-bytes", "1024", "--folded", fold],
+                    "--stack-bytes 1024")
+    bottom = sized(s, 8 * MIB)
+    bst = [frame_func(f) for f in bottom.get("stack", [])]
+    c.check(bottom.get("stack_truncated") is True,
+            f"--stack-bytes 1024: the deep stack is marked truncated ({bottom.get('stack_truncated')})")
+    c.check(bst[1:2] == [CXX_BOTTOM] and "main" not in bst,
+            f"--stack-bytes 1024: it starts right and stops short of main ({bst[:3]}, {len(bst)} frames)")
+    c.check("[truncated" in text, "--stack-bytes 1024: the text report says truncated")
+    c.check(s.get("stacks", {}).get("truncated", 0) >= 1, "--stack-bytes 1024: JSON counts truncated stacks")
+    lines, _ = folded(fold)
+    c.check(any(ln.startswith("cxxalloc;[truncated];") and CXX_BOTTOM in ln for ln in lines),
+            "--stack-bytes 1024: the folded stack of map_at_bottom is rooted at [truncated]")
+
+
+def check_cxx_replay(c, mw, wl, d):
+    """A recording keeps the unwound frames, not the copies: the report
+    needs neither the process nor its binaries, and it is small."""
+    rec, live, replay = (os.path.join(d, n) for n in ("cxx.mwrec", "cxxlive.json", "cxxre.json"))
+    env = dict(os.environ, MW_CKPT_DIR=d)
+    p = subprocess.run([mw, "record", "--stacks", "-o", rec, "-j", live, "--",
+                        os.path.join(wl, "cxxalloc")], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    c.eq(p.returncode, 0, "record --stacks (C++): exit status")
+    a = [json.loads(x) for x in open(live)][-1] if os.path.exists(live) else {}
+    recs = a.get("stacks", {}).get("records", 0)
+    size = os.path.getsize(rec) if os.path.exists(rec) else 0
+    c.check(0 < size < 2 * MIB and size < recs * 8192,
+            f"the recording holds frames, not 32 KiB copies ({size} bytes, {recs} stacks)")
+    p = subprocess.run([mw, "report", "-q", "-j", replay, rec], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    b = [json.loads(x) for x in open(replay)][-1] if os.path.exists(replay) else {}
+    c.check(p.returncode == 0 and a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
+            "the C++ recording replays to the same unwound call sites")
+
+
 def run(c, mw, wl):
     if "stacks" in degraded(mw):
         check_refused(c, mw, "stacks", ["--stacks"], "--stacks")
@@ -136,4 +234,7 @@ def run(c, mw, wl):
     check_folded(c, s, d, "rss")
     check_stripped(c, mw, wl, d)
     check_replay(c, mw, wl, d)
+    check_cxx(c, mw, wl, d)
+    check_truncated(c, mw, wl, d)
+    check_cxx_replay(c, mw, wl, d)
     subprocess.run(["rm", "-rf", d])

@@ -431,6 +431,108 @@ TEST(idmap_basics)
 	CHECK(!idmap_get(&m, 0x1000, &v));
 }
 
+/* An MW_S_FRAMES record (capture's unwind of the copy) ahead of a stack. */
+static void feed_frames(struct mw_account *a, uint32_t seq, const uint64_t *ips, uint32_t nr,
+			uint16_t flags)
+{
+	size_t len = sizeof(struct mw_frames) + nr * sizeof(uint64_t);
+	struct mw_frames *f = calloc(1, len);
+
+	f->pid = REC_PID;
+	f->tid = REC_PID;
+	f->seq = seq;
+	f->source = MW_FRAMES_NATIVE;
+	f->flags = flags;
+	f->nr = nr;
+	memcpy(f->ips, ips, nr * sizeof(*ips));
+	feed_exact(a, MW_S_FRAMES, f, len);
+	free(f);
+}
+
+TEST(unwound_frames_replace_the_chain)
+{
+	struct mw_account a;
+	/* The unwind found alloc_buf itself (no sp_word guess), then main. */
+	const uint64_t unwound[] = { LIBC + 0x10, RET_ALLOC, RET_MAIN };
+	const uint64_t fp[] = { LIBC + 0x10 };
+	struct mw_op_rec *r;
+	const struct mw_stack *st;
+	char buf[256];
+	FILE *f;
+	size_t n;
+
+	attach(&a);
+	feed_syms(&a);
+	r = op_new(MW_OP_MMAP, 1, 5000, MAP, MAP + 16 * P, 51);
+	op_vma(r, MAP, MAP + 16 * P, RW);
+	feed_op(&a, r);
+	feed_frames(&a, 1, unwound, 3, 0);
+	feed_stack(&a, MW_STACK_OP, 1, MAP, 16 * P, 0, fp, 1);
+	st = callsites_get(&a.sites, at(&a, MAP) ? at(&a, MAP)->stack : 0);
+	if (!CHECK(st != NULL) || !CHECK_EQ_U64(st->nr, 3))
+		goto out;
+	CHECK(!st->truncated);
+	CHECK_STR(callsites_frame_str(&a.sites, st->frames[1], buf, sizeof(buf)),
+		  "alloc_buf+0xf (app) app.c:21");
+	CHECK_EQ_U64(a.sites.unwound, 1);
+	/* Truncated: the same frames are another stack, marked so, and the
+	 * folded line is rooted at [truncated]. */
+	r = op_new(MW_OP_MMAP, 2, 5001, MAP + 0x100000, MAP + 0x100000 + 4 * P, 55);
+	op_vma(r, MAP + 0x100000, MAP + 0x100000 + 4 * P, RW);
+	feed_op(&a, r);
+	feed_frames(&a, 2, unwound, 3, MW_FRAMES_TRUNCATED);
+	feed_stack(&a, MW_STACK_OP, 2, MAP + 0x100000, 4 * P, 0, fp, 1);
+	st = callsites_get(&a.sites, at(&a, MAP + 0x100000)->stack);
+	CHECK(st && st->truncated);
+	CHECK(at(&a, MAP + 0x100000)->stack != at(&a, MAP)->stack);
+	CHECK_EQ_U64(a.sites.truncated, 1);
+	f = tmpfile();
+	if (!CHECK(f != NULL))
+		goto out;
+	callsites_folded(f, &a.sites, "app", false);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	CHECK(strstr(buf, "app;main;alloc_buf;__mmap 65536\n") != NULL);
+	CHECK(strstr(buf, "app;[truncated];main;alloc_buf;__mmap 16384\n") != NULL);
+	/* Frames for another record (seq 9) are not this one's. */
+	r = op_new(MW_OP_MMAP, 3, 5002, MAP + 0x200000, MAP + 0x200000 + 4 * P, 59);
+	op_vma(r, MAP + 0x200000, MAP + 0x200000 + 4 * P, RW);
+	feed_op(&a, r);
+	feed_frames(&a, 9, unwound, 3, 0);
+	feed_stack(&a, MW_STACK_OP, 3, MAP + 0x200000, 4 * P, 0, fp, 1);
+	st = callsites_get(&a.sites, at(&a, MAP + 0x200000)->stack);
+	CHECK(st && st->nr == 1);
+	/* A damaged one (nr past its length) is ignored. */
+	{
+		struct mw_frames bad = { .pid = REC_PID, .tid = REC_PID, .seq = 4,
+					 .source = MW_FRAMES_NATIVE, .nr = 5 };
+
+		feed_exact(&a, MW_S_FRAMES, &bad, sizeof(bad));
+		CHECK(!a.sites.pend_valid);
+	}
+out:
+	account_free(&a);
+}
+
+TEST(cxx_parameter_lists_left_out)
+{
+	const char *f;
+
+	f = "mwtest::pool::reserve_arena(unsigned long)";
+	CHECK_EQ_U64(callsites_func_brief(f), strlen("mwtest::pool::reserve_arena"));
+	f = "at::detail::empty_cpu(c10::ArrayRef<long>, c10::ScalarType, bool)";
+	CHECK_EQ_U64(callsites_func_brief(f), strlen("at::detail::empty_cpu"));
+	f = "std::function<void (int)>::operator()(int) const";
+	CHECK_EQ_U64(callsites_func_brief(f), strlen("std::function<void (int)>::operator()"));
+	f = "c10::alloc_cpu(unsigned long) [clone .cold]";
+	CHECK_EQ_U64(callsites_func_brief(f), strlen(f));	/* left whole */
+	CHECK_EQ_U64(callsites_func_brief("malloc"), 6);
+	CHECK_EQ_U64(callsites_func_brief("(anonymous)"), strlen("(anonymous)"));
+	CHECK_EQ_U64(callsites_func_brief(NULL), 0);
+}
+
 int main(void)
 {
 	RUN(leaf_caller_put_back_and_junk_cut);
@@ -441,6 +543,8 @@ int main(void)
 	RUN(folded_sums_and_shape);
 	RUN(exec_forgets_addresses_keeps_stacks);
 	RUN(damaged_records_ignored);
+	RUN(unwound_frames_replace_the_chain);
+	RUN(cxx_parameter_lists_left_out);
 	RUN(python_frames_stand_for_eval_frames);
 	RUN(idmap_basics);
 	return unit_done();

@@ -853,6 +853,9 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 	case MW_S_SYM:
 		callsites_sym(&a->sites, r->data, r->len);
 		break;
+	case MW_S_FRAMES:
+		callsites_frames(&a->sites, r->data, r->len);
+		break;
 	case MW_S_PYCODE:
 		callsites_pycode(&a->sites, r->data, r->len);
 		break;

@@ -27,6 +27,7 @@ void callsites_free(struct mw_callsites *cs)
 		free(cs->stacks[i].frames);
 	free(cs->frames);
 	free(cs->stacks);
+	free(cs->pend);
 	free(cs->sums);
 	idmap_free(&cs->by_addr);
 	idmap_free(&cs->by_content);
@@ -94,6 +95,21 @@ void callsites_sym(struct mw_callsites *cs, const void *data, uint32_t len)
 	f->func = take_text(&p, end, sym->func_len);
 	f->module = take_text(&p, end, sym->module_len);
 	f->file = take_text(&p, end, sym->file_len);
+}
+
+void callsites_frames(struct mw_callsites *cs, const void *data, uint32_t len)
+{
+	const struct mw_frames *fr = data;
+
+	cs->pend_valid = false;
+	if (len < sizeof(*fr) || fr->nr > MW_FRAMES_MAX ||
+	    fr->nr > (len - sizeof(*fr)) / sizeof(fr->ips[0]) ||
+	    fr->source != MW_FRAMES_NATIVE)
+		return;
+	if (!cs->pend)
+		cs->pend = mw_xcalloc(1, sizeof(*cs->pend) + MW_FRAMES_MAX * sizeof(cs->pend->ips[0]));
+	memcpy(cs->pend, fr, sizeof(*fr) + fr->nr * sizeof(fr->ips[0]));
+	cs->pend_valid = true;
 }
 
 void callsites_exec(struct mw_callsites *cs)
@@ -195,9 +211,10 @@ static bool user_python_frame(const struct mw_frame *f)
 
 /* ---- stacks -------------------------------------------------------------- */
 
-static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, uint32_t nr)
+static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, uint32_t nr,
+			     bool truncated)
 {
-	uint64_t key = mw_mix64(0x5eed, nr);
+	uint64_t key = mw_mix64(truncated ? 0x7eed : 0x5eed, nr);
 	struct mw_stack *st;
 	uint32_t id;
 
@@ -217,6 +234,7 @@ static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, ui
 	st->frames = mw_xcalloc(nr ? nr : 1, sizeof(*st->frames));
 	memcpy(st->frames, frames, nr * sizeof(*frames));
 	st->nr = nr;
+	st->truncated = truncated;
 	while (st->site + 1 < nr && runtime_frame(&cs->frames[frames[st->site]]))
 		st->site++;
 	if (st->site < nr && runtime_frame(&cs->frames[frames[st->site]]))
@@ -240,7 +258,7 @@ static uint32_t pseudo_stack(struct mw_callsites *cs, uint32_t *id, const char *
 		return *id;
 	f = frame_new(cs, 0);
 	cs->frames[f].func = mw_xstrdup(name);
-	*id = stack_intern(cs, &f, 1);
+	*id = stack_intern(cs, &f, 1, false);
 	return *id;
 }
 
@@ -281,6 +299,23 @@ static uint32_t stack_frames(struct mw_callsites *cs, const struct mw_stack_rec 
 	memmove(&out[2], &out[1], (n - 1) * sizeof(*out));
 	out[1] = caller;
 	return n + 1;
+}
+
+/* The frames capture unwound for this record (MW_S_FRAMES): all of them,
+ * cut only where one leaves the known modules. */
+static uint32_t unwound_frames(struct mw_callsites *cs, const struct mw_frames *fr,
+			       uint32_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < fr->nr; i++) {
+		uint32_t f = frame_at(cs, mw_frame_lookup(fr->ips[i], i > 0));
+
+		if (i > 0 && !cs->frames[f].module)
+			break;
+		out[n++] = f;
+	}
+	return n;
 }
 
 /* ---- Python frames (--python) ------------------------------------------ */
@@ -411,18 +446,29 @@ static void mark_made(struct mw_callsites *cs, struct mw_model *m, uint32_t id,
 void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 		     const struct mw_stack_rec *r, uint32_t len)
 {
-	uint32_t frames[MW_STACK_DEPTH + 1], merged[MW_STACK_DEPTH + 1 + 2 * MW_PY_DEPTH];
+	uint32_t frames[MW_FRAMES_MAX + MW_STACK_DEPTH + 1];
+	uint32_t merged[MW_FRAMES_MAX + MW_STACK_DEPTH + 1 + 2 * MW_PY_DEPTH];
 	uint32_t nr, id, n;
+	bool trunc = false;
 	struct mw_mapping *mp;
+	bool pend = cs->pend_valid;
 
+	cs->pend_valid = false;
 	if (len < offsetof(struct mw_stack_rec, ips))
 		return;
 	nr = (len - offsetof(struct mw_stack_rec, ips)) / sizeof(r->ips[0]);
 	nr = MW_MIN(nr, MW_MIN(r->nr, (uint32_t)MW_STACK_DEPTH));
 	cs->stack_recs++;
-	n = stack_frames(cs, r, nr, frames);
+	if (pend && cs->pend->tid == r->hdr.tid && cs->pend->seq == r->hdr.seq) {
+		trunc = cs->pend->flags & MW_FRAMES_TRUNCATED;
+		cs->unwound++;
+		cs->truncated += trunc;
+		n = unwound_frames(cs, cs->pend, frames);
+	} else {
+		n = stack_frames(cs, r, nr, frames);
+	}
 	n = merge_python(cs, r, frames, n, merged, MW_ARRAY_SIZE(merged));
-	id = stack_intern(cs, merged, n);
+	id = stack_intern(cs, merged, n, trunc);
 	if (r->kind == MW_STACK_OP) {
 		struct mw_stack *st = &cs->stacks[id - 1];
 
@@ -485,6 +531,43 @@ const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
 	else
 		n = snprintf(buf, len, "0x%llx", (unsigned long long)f->addr);
 	if (f && f->file && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, " %s:%u", base_name(f->file), f->line);
+	return buf;
+}
+
+size_t callsites_func_brief(const char *func)
+{
+	size_t n = func ? strlen(func) : 0, end = n;
+	int depth = 0;
+
+	/* A qualifier after the list: "f(int) const", "f() &&". */
+	while (end > 0 && func[end - 1] != ')') {
+		if (strchr(" abcdefghijklmnopqrstuvwxyz&", func[end - 1]) == NULL)
+			return n;
+		end--;
+	}
+	if (end == 0)
+		return n;
+	for (size_t i = end; i > 0; i--) {
+		if (func[i - 1] == ')')
+			depth++;
+		else if (func[i - 1] == '(' && --depth == 0)
+			return i - 1 > 0 ? i - 1 : n;
+	}
+	return n;
+}
+
+const char *callsites_frame_brief(const struct mw_callsites *cs, uint32_t frame,
+				  char *buf, size_t len)
+{
+	const struct mw_frame *f = frame < cs->nframes ? &cs->frames[frame] : NULL;
+	int n;
+
+	if (!f || !f->func || !f->module)
+		return callsites_frame_str(cs, frame, buf, len);
+	n = snprintf(buf, len, "%.*s+0x%llx (%s)", (int)callsites_func_brief(f->func), f->func,
+		     (unsigned long long)(f->addr - f->sym_addr), base_name(f->module));
+	if (f->file && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - n, " %s:%u", base_name(f->file), f->line);
 	return buf;
 }
@@ -573,6 +656,8 @@ int callsites_folded(FILE *f, const struct mw_callsites *cs, const char *root, b
 			if (*p == ';' || *p == ' ' || (unsigned char)*p < 0x20 || *p == 0x7f)
 				*p = '_';
 		fputs(name, f);
+		if (st->truncated)
+			fputs(";[truncated]", f);
 		for (uint32_t k = st->nr; k > 0; k--) {
 			fputc(';', f);
 			folded_frame(f, cs, st->frames[k - 1]);

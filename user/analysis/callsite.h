@@ -38,6 +38,7 @@ struct mw_stack {
 	uint32_t user_py;	/* frames[user_py]: the innermost Python frame
 				 * past the site outside the Python library
 				 * (the script's); 0: none */
+	bool truncated;		/* the stack goes on beyond the copy */
 	uint64_t vm_bytes;	/* VM added by calls with this stack */
 	uint64_t rss_bytes;	/* RSS faulted into the mappings they made */
 	uint64_t calls;
@@ -64,6 +65,11 @@ struct mw_callsites {
 	uint32_t op_seq, op_tid;
 	uint64_t op_start, op_end;
 	uint64_t stack_recs;	/* MW_REC_STACK records applied */
+	uint64_t unwound;	/* ... of them with frames from MW_S_FRAMES */
+	uint64_t truncated;	/* ... cut short */
+	/* The MW_S_FRAMES record for the stack record to come. */
+	struct mw_frames *pend;	/* room for MW_FRAMES_MAX */
+	bool pend_valid;
 	uint64_t vm_bytes, rss_bytes;	/* sums over every stack */
 	/* --python: code objects and the frames for the next stack. */
 	struct mw_pystacks py;
@@ -75,6 +81,7 @@ void callsites_free(struct mw_callsites *cs);
 
 /* Stream hooks (account.c). */
 void callsites_sym(struct mw_callsites *cs, const void *data, uint32_t len);
+void callsites_frames(struct mw_callsites *cs, const void *data, uint32_t len);
 void callsites_exec(struct mw_callsites *cs);
 void callsites_pycode(struct mw_callsites *cs, const void *data, uint32_t len);
 void callsites_pycode_rec(struct mw_callsites *cs, const void *data, uint32_t len);
@@ -94,6 +101,13 @@ const struct mw_stack *callsites_get(const struct mw_callsites *cs, uint32_t id)
  * "module+0x1234" without a symbol, "0x7f..." without a module. */
 const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
 				char *buf, size_t len);
+/* The same with a C++ function's parameter list left out (the text
+ * report's narrow columns): "ns::Class::f+0x1f (module) file.cc:12". */
+const char *callsites_frame_brief(const struct mw_callsites *cs, uint32_t frame,
+				  char *buf, size_t len);
+/* The length of func without its parameter list ("a::f(int) const" -> 4;
+ * "operator()(int)" -> 10), or all of it when it has none. */
+size_t callsites_func_brief(const char *func);
 /* Is frame one of the runtime's, the interpreter's or an allocator's (not
  * a call site)? */
 bool callsites_frame_runtime(const struct mw_callsites *cs, uint32_t frame);

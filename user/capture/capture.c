@@ -386,6 +386,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
 	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	s->rodata->want_stacks = o->stacks;
+	s->rodata->stack_bytes = o->stacks ? MW_MIN(o->stack_bytes, MW_STACK_COPY_MAX) : 0;
 	s->rodata->want_python = o->stacks && o->python;
 	s->rodata->user_faults = user_faults_available();
 	s->rodata->split_rss = kernel_get()->split_rss;
@@ -401,6 +402,8 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	}
 	if (!o->stacks)		/* unused: do not reserve its memory */
 		bpf_map__set_max_entries(s->maps.fault_stacked, 1);
+	else
+		bpf_map__set_max_entries(s->maps.stack_buf, MW_MAX(c->ncpus, 1));
 	return s;
 }
 

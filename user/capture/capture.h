@@ -22,6 +22,7 @@ struct mw_capture_opts {
 	size_t ringbuf_bytes;	/* power of two, >= 4096 */
 	bool batch_wakeups;	/* wake only per ringbuf_bytes/8 (see state.bpf.h) */
 	bool stacks;		/* --stacks: MW_REC_STACK records (stack.bpf.h) */
+	uint32_t stack_bytes;	/* --stack-bytes: user stack copied with each */
 	bool python;		/* with stacks: MW_REC_PYSTACK too (python.bpf.h) */
 	size_t nmarkers;	/* --phase-at/--iter specs to come (compat: one program each) */
 	/* Host-wide tracing (host.bpf.h): */

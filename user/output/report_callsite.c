@@ -23,7 +23,10 @@ static void site_rows(FILE *f, const struct mw_callsites *cs, int phase, bool by
 		const struct mw_stack *st = callsites_get(cs, ids[i]);
 		struct mw_site_sum s = callsites_sum(cs, phase, ids[i]);
 
-		callsites_site_str(cs, ids[i], frame, sizeof(frame));
+		if (st->nr)
+			callsites_frame_brief(cs, st->frames[st->site], frame, sizeof(frame));
+		else
+			callsites_site_str(cs, ids[i], frame, sizeof(frame));
 		fprintf(f, "    %-54s %10s %10s\n", printable(frame, shown, sizeof(shown), 54),
 			mw_human(s.vm_bytes, b1, sizeof(b1)), mw_human(s.rss_bytes, b2, sizeof(b2)));
 		/* Two callers (past the interpreter's and the runtime's frames
@@ -35,7 +38,7 @@ static void site_rows(FILE *f, const struct mw_callsites *cs, int phase, bool by
 		for (uint32_t k = st->site + 1, n_shown = 0; k < st->nr && n_shown < 2; k++) {
 			if (skip && callsites_frame_runtime(cs, st->frames[k]))
 				continue;
-			callsites_frame_str(cs, st->frames[k], frame, sizeof(frame));
+			callsites_frame_brief(cs, st->frames[k], frame, sizeof(frame));
 			fprintf(f, "      <- %s\n", printable(frame, shown, sizeof(shown), 70));
 			py_shown |= k == st->user_py;
 			n_shown++;
@@ -44,6 +47,8 @@ static void site_rows(FILE *f, const struct mw_callsites *cs, int phase, bool by
 			callsites_frame_str(cs, st->frames[st->user_py], frame, sizeof(frame));
 			fprintf(f, "      <- ... %s\n", printable(frame, shown, sizeof(shown), 66));
 		}
+		if (st->truncated)
+			fprintf(f, "      <- ... [truncated: the stack is deeper than --stack-bytes]\n");
 	}
 }
 
@@ -72,7 +77,12 @@ void report_text_callsites(FILE *f, const struct mw_account *a)
 
 	if (!callsites_any(cs))
 		return;
-	fprintf(f, "Call sites (--stacks: %llu stacks)\n", (unsigned long long)cs->nstacks);
+	fprintf(f, "Call sites (--stacks: %llu stacks", (unsigned long long)cs->nstacks);
+	if (cs->unwound)
+		fprintf(f, "; %llu of %llu records unwound from stack copies, %llu truncated",
+			(unsigned long long)cs->unwound, (unsigned long long)cs->stack_recs,
+			(unsigned long long)cs->truncated);
+	fprintf(f, ")\n");
 	site_block(f, cs, -1, "whole trace", MW_TOP_SITES);
 	for (size_t i = 0; a->phases.n > 1 && i < a->phases.n; i++)
 		site_block(f, cs, (int)i, a->phases.v[i].name, 3);
@@ -102,6 +112,8 @@ static void add_stack(json_t *o, const struct mw_callsites *cs, uint32_t id,
 		return;
 	json_object_set_new(o, site_key, jstr(callsites_site_str(cs, id, frame, sizeof(frame))));
 	json_object_set_new(o, stack_key, stack_json(cs, st));
+	snprintf(frame, sizeof(frame), "%s_truncated", stack_key);
+	json_object_set_new(o, frame, json_boolean(st->truncated));
 }
 
 void report_json_mapping_stacks(json_t *o, const struct mw_account *a,
@@ -146,6 +158,8 @@ json_t *report_json_stacks(const struct mw_account *a)
 	o = report_json_callsites(a, -1);
 	json_object_set_new(o, "records", json_integer(cs->stack_recs));
 	json_object_set_new(o, "distinct", json_integer(cs->nstacks));
+	json_object_set_new(o, "unwound", json_integer(cs->unwound));
+	json_object_set_new(o, "truncated", json_integer(cs->truncated));
 	json_object_set_new(o, "vm_bytes", json_integer(cs->vm_bytes));
 	json_object_set_new(o, "rss_faulted_bytes", json_integer(cs->rss_bytes));
 	return o;

@@ -9,7 +9,9 @@
 #ifndef MW_SYMBOLIZE_H
 #define MW_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "capture/capture.h"
@@ -25,5 +27,18 @@ void symbolizer_reset(struct mw_symbolizer *s);
  * not sent before. */
 void symbolizer_stack(struct mw_symbolizer *s, const struct mw_stack_rec *rec,
 		      size_t len, mw_sink_fn sink, void *ctx);
+/* Likewise for the frames of an MW_S_FRAMES record (unwind.c). */
+void symbolizer_frames(struct mw_symbolizer *s, const uint64_t *ips, size_t nr,
+		       mw_sink_fn sink, void *ctx);
+
+/* For the unwinder: the process's Dwfl, its modules reported (NULL if it has
+ * none), and a generation that changes when it is a new one. */
+typedef struct Dwfl Dwfl;
+Dwfl *symbolizer_dwfl(struct mw_symbolizer *s, unsigned *gen);
+/* A stack starts: a module not known yet may be looked for once. */
+void symbolizer_begin(struct mw_symbolizer *s);
+/* addr is in a known module (the list is read again, once per stack, when
+ * it is not: a library loaded since). */
+bool symbolizer_knows(struct mw_symbolizer *s, uint64_t addr);
 
 #endif /* MW_SYMBOLIZE_H */

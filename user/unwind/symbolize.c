@@ -12,7 +12,8 @@
 
 #include "analysis/idmap.h"
 #include "stream.h"
-#include "analysis/symbolize.h"
+#include "unwind/demangle.h"
+#include "unwind/symbolize.h"
 #include "util.h"
 
 #define MIN_CODE_ADDR	4096	/* below: a broken frame chain, not code */
@@ -21,6 +22,7 @@ struct mw_symbolizer {
 	pid_t pid;
 	Dwfl *dwfl;
 	bool fresh;		/* modules reported for the current stack */
+	unsigned gen;		/* bumped with each new Dwfl (unwind.c attaches) */
 	struct mw_idmap sent;	/* addresses already sent */
 };
 
@@ -65,8 +67,11 @@ void symbolizer_free(struct mw_symbolizer *s)
 static void report_modules(struct mw_symbolizer *s)
 {
 	s->fresh = true;
-	if (!s->dwfl && !(s->dwfl = dwfl_begin(&proc_callbacks)))
-		return;
+	if (!s->dwfl) {
+		if (!(s->dwfl = dwfl_begin(&proc_callbacks)))
+			return;
+		s->gen++;
+	}
 	dwfl_report_begin(s->dwfl);
 	if (dwfl_linux_proc_report(s->dwfl, s->pid))
 		mw_dbg("symbols: cannot read the modules of %d", s->pid);
@@ -82,6 +87,24 @@ static Dwfl_Module *module_at(struct mw_symbolizer *s, uint64_t addr)
 		mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
 	}
 	return mod;
+}
+
+Dwfl *symbolizer_dwfl(struct mw_symbolizer *s, unsigned *gen)
+{
+	if (!s->dwfl)
+		report_modules(s);
+	*gen = s->gen;
+	return s->dwfl;
+}
+
+bool symbolizer_knows(struct mw_symbolizer *s, uint64_t addr)
+{
+	return module_at(s, addr) != NULL;
+}
+
+void symbolizer_begin(struct mw_symbolizer *s)
+{
+	s->fresh = false;
 }
 
 struct sym_text {
@@ -174,10 +197,13 @@ static void send_sym(struct mw_symbolizer *s, uint64_t addr, mw_sink_fn sink, vo
 {
 	struct mw_sym sym = { .pid = (uint32_t)s->pid, .addr = addr };
 	struct sym_text t;
-	char *buf, *p;
+	char *buf, *p, *demangled;
 	size_t len;
 
 	resolve(s, addr, &sym, &t);
+	demangled = mw_demangle(t.func);
+	if (demangled)
+		t.func = demangled;
 	sym.func_len = text_len(t.func);
 	sym.module_len = text_len(t.module);
 	sym.file_len = text_len(t.file);
@@ -190,6 +216,7 @@ static void send_sym(struct mw_symbolizer *s, uint64_t addr, mw_sink_fn sink, vo
 	put_text(p, t.file, sym.file_len);
 	sink(ctx, &(struct mw_srec){ .kind = MW_S_SYM, .len = (uint32_t)len, .data = buf });
 	free(buf);
+	free(demangled);
 }
 
 static void want(struct mw_symbolizer *s, uint64_t addr, mw_sink_fn sink, void *ctx)
@@ -215,4 +242,11 @@ void symbolizer_stack(struct mw_symbolizer *s, const struct mw_stack_rec *rec,
 	for (size_t i = 0; i < nr; i++)
 		want(s, mw_frame_lookup(rec->ips[i], i > 0), sink, ctx);
 	want(s, mw_frame_lookup(rec->sp_word, 1), sink, ctx);
+}
+
+void symbolizer_frames(struct mw_symbolizer *s, const uint64_t *ips, size_t nr,
+		       mw_sink_fn sink, void *ctx)
+{
+	for (size_t i = 0; i < nr; i++)
+		want(s, mw_frame_lookup(ips[i], i > 0), sink, ctx);
 }

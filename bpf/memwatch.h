@@ -228,6 +228,7 @@ enum mw_stack_kind {
 #define MW_COPY_REGS	0x1	/* regs[] were read */
 #define MW_COPY_TOP	0x2	/* copy[] reaches the end of the stack's VMA */
 #define MW_COPY_SHORT	0x4	/* a read failed: copy[] is shorter than asked */
+#define MW_COPY_PRESSURE 0x8	/* the ring buffer was half full: 4 KiB at most */
 
 struct mw_stack_rec {
 	struct mw_rec_hdr hdr;

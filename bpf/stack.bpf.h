@@ -77,10 +77,11 @@ static __always_inline bool copy_read(struct mw_stack_rec *rec, __u32 n, __u64 s
  * that cannot be read.
  */
 static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs *regs,
-					struct mw_stack_rec *rec)
+					struct mw_stack_rec *rec, struct mw_thread *t)
 {
 	struct vma_probe pr = {};
 	__u32 len = stack_bytes, flags = 0, sz, head;
+	__u64 base = 0;		/* the stack's low end, when known */
 	__u32 lo, hi, k_max;
 	bool last_ok = false;
 	__u64 sp;
@@ -96,9 +97,25 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 		flags |= MW_COPY_REGS;
 	sp = BPF_CORE_READ(regs, sp);
 	rec->copy_sp = sp;
-	if (vma_at(task, sp, &pr) == 0 && pr.found && pr.end > sp && pr.end - sp <= len) {
-		len = pr.end - sp;
-		flags |= MW_COPY_TOP;
+	if (t->stk_end && sp >= t->stk_lo && sp < t->stk_end) {
+		base = t->stk_lo;
+		if (t->stk_end - sp <= len) {
+			len = t->stk_end - sp;
+			flags |= MW_COPY_TOP;
+		}
+	} else if (vma_at(task, sp, &pr) == 0 && pr.found && pr.end > sp) {
+		base = pr.start;
+		if (pr.end - sp <= len) {
+			len = pr.end - sp;
+			flags |= MW_COPY_TOP;
+		}
+	}
+	/* Half full: the loader is behind (loading a big module's tables);
+	 * a short copy, marked, beats a lost record. */
+	if (len > MW_PAGE_SIZE &&
+	    bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 2) {
+		len = MW_PAGE_SIZE;
+		flags = (flags & ~MW_COPY_TOP) | MW_COPY_PRESSURE;
 	}
 	if (len > MW_STACK_COPY_MAX)
 		len = MW_STACK_COPY_MAX;
@@ -133,6 +150,11 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 out:
 	rec->copy_len = len;
 	rec->copy_flags = flags;
+	/* Where the stack ends, for the thread's next copies. */
+	if ((flags & MW_COPY_TOP) && len) {
+		t->stk_lo = base && base <= sp ? base : sp & MW_PAGE_MASK;
+		t->stk_end = sp + len;
+	}
 	return len;
 }
 
@@ -162,7 +184,7 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 	rec->nr = n > 0 ? n / sizeof(__u64) : 0;
 	if (stack_bytes) {
 		/* The whole of ips[], then the copy. */
-		size = offsetof(struct mw_stack_rec, copy) + stack_copy(task, regs, rec);
+		size = offsetof(struct mw_stack_rec, copy) + stack_copy(task, regs, rec, t);
 	} else {
 		size = offsetof(struct mw_stack_rec, ips) +
 		       (rec->nr & (MW_STACK_DEPTH - 1)) * sizeof(__u64) +

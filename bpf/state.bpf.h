@@ -87,6 +87,10 @@ struct mw_thread {
 	__u32 pad2;
 	struct mw_fault f;
 	__u64 stack_vm;		/* the VM of the call whose stack is taken */
+	/* --stack-bytes: [stk_lo, stk_end) is user stack that could be read
+	 * to its end at the last copy (stack.bpf.h): the next copy from in
+	 * there needs no VMA lookup and no search for the readable end. */
+	__u64 stk_lo, stk_end;
 };
 
 /*

@@ -13,7 +13,7 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 
 pkgs=(
-	make gcc clang llvm bpftool	# build: BPF objects, skeletons
+	make gcc g++ clang llvm bpftool	# build: BPF objects, skeletons; g++: libstdc++ (C++ names), the C++ workload
 	libbpf-dev libelf-dev zlib1g-dev libjansson-dev pkg-config
 	libcap-dev			# dropping capabilities after attach
 	libdw-dev			# --stacks: symbols, line numbers, CFI (elfutils)

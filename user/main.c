@@ -692,9 +692,12 @@ int main(int argc, char **argv)
 	/* A series for the JSON and the timeline; text rows only with -i. */
 	if (!c.interval_given && (c.json_path || c.svg_path))
 		c.trace.auto_samples = true;
-	/* Stack copies fill the ring buffer: room for 512 of them. */
+	/* Stack copies fill the ring buffer: room for 2048 of them (64 MiB
+	 * at the default 32 KiB; importing torch makes bursts of hundreds
+	 * while the loader reads a big library's tables), 64 MiB at most. */
 	if (c.trace.stacks && !c.ringbuf_given)
-		while (c.trace.ringbuf_bytes < (size_t)c.trace.stack_bytes * 512)
+		while (c.trace.ringbuf_bytes < MW_MIN((size_t)c.trace.stack_bytes * 2048,
+						      (size_t)64 << 20))
 			c.trace.ringbuf_bytes <<= 1;
 
 	if (c.json_path)

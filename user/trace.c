@@ -779,11 +779,14 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		struct mw_unwind_stats st;
 
 		unwinder_stats(s.unwind, &st);
-		mw_dbg("unwind: %llu stacks, %llu frames, %llu truncated, %llu without frames; "
-		       "%.1f us each on average, %.1f us at most",
+		mw_dbg("unwind: %llu stacks, %llu frames, %llu truncated (%llu copies cut short "
+		       "by ring-buffer pressure), %llu without frames; "
+		       "%.1f us each on average, median %.1f, 90th percentile %.1f, %.1f at most",
 		       (unsigned long long)st.stacks, (unsigned long long)st.frames,
-		       (unsigned long long)st.truncated, (unsigned long long)st.failed,
-		       st.stacks ? st.ns / 1e3 / st.stacks : 0.0, st.max_ns / 1e3);
+		       (unsigned long long)st.truncated, (unsigned long long)st.pressure,
+		       (unsigned long long)st.failed,
+		       st.stacks ? st.ns / 1e3 / st.stacks : 0.0, st.median_ns / 1e3,
+		       st.p90_ns / 1e3, st.max_ns / 1e3);
 	}
 	unwinder_free(s.unwind);
 	free(s.frames);

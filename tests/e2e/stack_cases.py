@@ -111,18 +111,26 @@ def check_stripped(c, mw, wl, d):
     c.check(lo <= off < hi, f"stripped: the offset {off:#x} is inside map_window [{lo:#x}, {hi:#x})")
 
 
-def check_replay(c, mw, wl, d):
-    rec, live, replay = (os.path.join(d, n) for n in ("s.mwrec", "live.json", "replay.json"))
+def record_replay(c, mw, wl, d, binary):
+    """memwatch record --stacks of binary, then memwatch report of it: the
+    live and the replayed summaries, and the recording's size."""
+    rec, live, replay = (os.path.join(d, f"{binary}.{n}") for n in ("mwrec", "live.json", "re.json"))
     env = dict(os.environ, MW_CKPT_DIR=d)
     p = subprocess.run([mw, "record", "--stacks", "-o", rec, "-j", live, "--",
-                        os.path.join(wl, "stacks")], env=env, stdout=subprocess.PIPE,
+                        os.path.join(wl, binary)], env=env, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=120)
-    c.eq(p.returncode, 0, "record --stacks: exit status")
+    c.eq(p.returncode, 0, f"record --stacks {binary}: exit status")
     p = subprocess.run([mw, "report", "-q", "-j", replay, rec], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=60)
     a = [json.loads(x) for x in open(live)][-1] if os.path.exists(live) else {}
-    b = [json.loads(x) for x in open(replay)][-1] if os.path.exists(replay) else {}
-    c.check(p.returncode == 0 and a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
+    b = [json.loads(x) for x in open(replay)][-1] if p.returncode == 0 and \
+        os.path.exists(replay) else {}
+    return a, b, os.path.getsize(rec) if os.path.exists(rec) else 0
+
+
+def check_replay(c, mw, wl, d):
+    a, b, _ = record_replay(c, mw, wl, d, "stacks")
+    c.check(a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
             "the recording replays to the same call sites (symbols travel in it)")
 
 
@@ -203,22 +211,55 @@ def check_truncated(c, mw, wl, d):
 def check_cxx_replay(c, mw, wl, d):
     """A recording keeps the unwound frames, not the copies: the report
     needs neither the process nor its binaries, and it is small."""
-    rec, live, replay = (os.path.join(d, n) for n in ("cxx.mwrec", "cxxlive.json", "cxxre.json"))
-    env = dict(os.environ, MW_CKPT_DIR=d)
-    p = subprocess.run([mw, "record", "--stacks", "-o", rec, "-j", live, "--",
-                        os.path.join(wl, "cxxalloc")], env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=120)
-    c.eq(p.returncode, 0, "record --stacks (C++): exit status")
-    a = [json.loads(x) for x in open(live)][-1] if os.path.exists(live) else {}
+    a, b, size = record_replay(c, mw, wl, d, "cxxalloc")
     recs = a.get("stacks", {}).get("records", 0)
-    size = os.path.getsize(rec) if os.path.exists(rec) else 0
     c.check(0 < size < 2 * MIB and size < recs * 8192,
             f"the recording holds frames, not 32 KiB copies ({size} bytes, {recs} stacks)")
-    p = subprocess.run([mw, "report", "-q", "-j", replay, rec], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=60)
-    b = [json.loads(x) for x in open(replay)][-1] if os.path.exists(replay) else {}
-    c.check(p.returncode == 0 and a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
+    c.check(a.get("stacks") == b.get("stacks") and bool(a.get("stacks")),
             "the C++ recording replays to the same unwound call sites")
+
+
+def torch_available():
+    return subprocess.run(["/usr/bin/python3", "-c", "import torch"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, timeout=120).returncode == 0
+
+
+def check_torch(c, mw, d):
+    """Debian's PyTorch (no frame pointers anywhere): the largest mapping of a
+    first inference (tests/workloads/torch-infer.py, phase "infer") is the
+    first conv's 32 MiB activation, and its stack names the torch code that
+    allocated it, demangled: c10::alloc_cpu, under at:: operators."""
+    if not torch_available():
+        print("    skip PyTorch: /usr/bin/python3 cannot import torch (python3-torch)")
+        return
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "workloads", "torch-infer.py")
+    out = os.path.join(d, "torch.json")
+    env = dict(os.environ, MW_CKPT_DIR=d, MEMWATCH=os.path.abspath(mw))
+    p = subprocess.run([mw, "--stacks", "-q", "-m", "100000", "-j", out, "--",
+                        "/usr/bin/python3", script], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=600)
+    c.eq(p.returncode, 0, f"PyTorch: exit status ({p.stderr.decode().strip()[:200]})")
+    s = [json.loads(x) for x in open(out)][-1] if os.path.exists(out) else {}
+    want = json.load(open(os.path.join(d, "infer.json")))["largest"] \
+        if os.path.exists(os.path.join(d, "infer.json")) else 0
+    c.check([ph.get("name") for ph in s.get("phases", [])][1:] == ["load", "infer", "done"],
+            "PyTorch: the script's phases were marked")
+    made = sorted((m for m in s.get("mappings", []) if m.get("phase") == "infer"),
+                  key=lambda m: -m["bytes"])
+    big = made[0] if made else {}
+    # posix_memalign(64, n): malloc's own mapping of n, its header and the
+    # alignment, in pages.
+    c.check(want and want <= big.get("bytes", 0) <= want + 64 * 1024,
+            f"PyTorch: the first inference's largest mapping is the {want} byte activation "
+            f"({big.get('bytes')})")
+    st = [frame_func(f) for f in big.get("stack", [])]
+    c.check(big.get("call_site", "").startswith("c10::alloc_cpu(unsigned long)+"),
+            f"PyTorch: its call site is c10::alloc_cpu ({big.get('call_site', '')[:80]})")
+    c.check(any(f.startswith("at::") for f in st) and "_PyEval_EvalFrameDefault" in st,
+            f"PyTorch: its stack goes through at:: operators up to the interpreter "
+            f"({len(st)} frames)")
+    c.check(s.get("lost_events", -1) == 0, f"PyTorch: no records lost ({s.get('lost_events')})")
 
 
 def run(c, mw, wl):
@@ -237,4 +278,5 @@ def run(c, mw, wl):
     check_cxx(c, mw, wl, d)
     check_truncated(c, mw, wl, d)
     check_cxx_replay(c, mw, wl, d)
+    check_torch(c, mw, d)
     subprocess.run(["rm", "-rf", d])

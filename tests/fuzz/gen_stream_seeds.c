@@ -233,6 +233,18 @@ static void sym(uint64_t addr, uint64_t sym_addr, const char *func, const char *
 	rec(MW_S_SYM, buf, p - buf);
 }
 
+/* Capture's unwind of the next stack record (MW_S_FRAMES). */
+static void frames(const uint64_t *ips, uint32_t nr, uint16_t flags)
+{
+	char buf[sizeof(struct mw_frames) + 16 * sizeof(uint64_t)] = { 0 };
+	struct mw_frames *f = (struct mw_frames *)buf;
+
+	*f = (struct mw_frames){ .pid = PID, .tid = PID, .seq = seq, .source = MW_FRAMES_NATIVE,
+				 .flags = flags, .nr = nr };
+	memcpy(f->ips, ips, nr * sizeof(*ips));
+	rec(MW_S_FRAMES, buf, sizeof(*f) + nr * sizeof(*ips));
+}
+
 static void stack(uint32_t kind, uint64_t addr, uint64_t vm_bytes, uint64_t sp_word,
 		  const uint64_t *ips, uint32_t nr)
 {
@@ -433,6 +445,8 @@ int main(int argc, char **argv)
 	   1, (struct v[]){ { A2, A2 + 64 * P, RW, NULL, 0 } });
 	stack(MW_STACK_OP, A2, 64 * P, 0x555555555110,
 	      (uint64_t[]){ 0x7f0000001010, 0x555555555210, 0x1234 }, 3);
+	frames((uint64_t[]){ 0x7f0000001010, 0x555555555110, 0x555555555210 }, 3,
+	       MW_FRAMES_TRUNCATED);
 	stack(MW_STACK_FAULT, A2, 0, 0, (uint64_t[]){ 0x555555555210 }, 1);
 	deltas(1, (uint64_t[]){ A2 }, (int64_t[]){ 8 * P });
 	state(1, VM_MAPS + 64, 48 * P, 0, 0, 0);

@@ -45,10 +45,17 @@ struct mw_symbolizer *symbolizer_new(pid_t pid)
 	return s;
 }
 
+static int free_table(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
+		      void *arg);
+static int removed_module(Dwfl_Module *mod, void *ud, const char *name, Dwarf_Addr start,
+			  void *arg);
+
 void symbolizer_reset(struct mw_symbolizer *s)
 {
-	if (s->dwfl)
+	if (s->dwfl) {
+		dwfl_getmodules(s->dwfl, free_table, NULL, 0);
 		dwfl_end(s->dwfl);
+	}
 	s->dwfl = NULL;
 	idmap_free(&s->sent);
 }
@@ -59,6 +66,130 @@ void symbolizer_free(struct mw_symbolizer *s)
 		return;
 	symbolizer_reset(s);
 	free(s);
+}
+
+/* ---- symbol tables -------------------------------------------------------- */
+
+/*
+ * A module's functions sorted by address, built on its first lookup and
+ * kept in the module's user data: dwfl_module_addrinfo() scans the whole
+ * symbol table on every call, which for libtorch_cpu.so's 200 000 symbols
+ * and the hundreds of addresses of an unwound stack is most of the
+ * capture's time.  The names are libdwfl's (the module owns them).
+ */
+struct sym_ent {
+	uint64_t lo, size;
+	const char *name;
+	int rank;		/* binding: global 2, weak 1, local 0 */
+};
+
+struct sym_table {
+	size_t n;
+	struct sym_ent v[];
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym_ent *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* At one address the preferred name first: global, then sized. */
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	return (y->size > 0) - (x->size > 0);
+}
+
+static struct sym_table *sym_table_build(Dwfl_Module *mod)
+{
+	int n = dwfl_module_getsymtab(mod);
+	struct sym_table *t = mw_xcalloc(1, sizeof(*t) + (n > 0 ? (size_t)n : 0) * sizeof(t->v[0]));
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !*name || !addr || shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		t->v[t->n++] = (struct sym_ent){ .lo = addr, .size = sym.st_size, .name = name,
+						 .rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK };
+	}
+	qsort(t->v, t->n, sizeof(t->v[0]), sym_cmp);
+	return t;
+}
+
+static struct sym_table *sym_table(Dwfl_Module *mod)
+{
+	void **ud = NULL;
+
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (!ud)
+		return NULL;
+	if (!*ud)
+		*ud = sym_table_build(mod);
+	return *ud;
+}
+
+/* The function at addr: the last one starting at or below it that covers
+ * it, or a sizeless one right below (hand-written assembly). */
+static const char *sym_lookup(Dwfl_Module *mod, uint64_t addr, uint64_t *start)
+{
+	struct sym_table *t = sym_table(mod);
+	size_t lo = 0, hi;
+
+	if (!t || !t->n)
+		return NULL;
+	hi = t->n;
+	while (lo < hi) {		/* first entry with lo > addr */
+		size_t mid = (lo + hi) / 2;
+
+		if (t->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* A few back: a function may cover another's start (a cold part). */
+	for (size_t i = lo; i > 0 && lo - i < 16; i--) {
+		if (addr < t->v[i - 1].lo + t->v[i - 1].size) {
+			hi = i - 1;
+			goto found;
+		}
+	}
+	hi = lo - 1;
+	if (t->v[hi].size)
+		return NULL;
+found:
+	/* Entries at one address: the first is the preferred name. */
+	while (hi > 0 && t->v[hi - 1].lo == t->v[hi].lo)
+		hi--;
+	*start = t->v[hi].lo;
+	return t->v[hi].name;
+}
+
+static int free_table(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
+		      void *arg)
+{
+	free(*ud);
+	*ud = NULL;
+	return DWARF_CB_OK;
+}
+
+/* libdwfl passes the module's &userdata, as to dwfl_getmodules() callbacks
+ * (MODCB_ARGS), though the prototype says void *. */
+static int removed_module(Dwfl_Module *mod, void *ud, const char *name, Dwarf_Addr start,
+			  void *arg)
+{
+	void **slot = ud;
+
+	free(*slot);
+	*slot = NULL;
+	return DWARF_CB_OK;
 }
 
 /* ---- resolving ----------------------------------------------------------- */
@@ -75,7 +206,7 @@ static void report_modules(struct mw_symbolizer *s)
 	dwfl_report_begin(s->dwfl);
 	if (dwfl_linux_proc_report(s->dwfl, s->pid))
 		mw_dbg("symbols: cannot read the modules of %d", s->pid);
-	dwfl_report_end(s->dwfl, NULL, NULL);
+	dwfl_report_end(s->dwfl, removed_module, NULL);
 }
 
 static Dwfl_Module *module_at(struct mw_symbolizer *s, uint64_t addr)
@@ -159,8 +290,7 @@ static void resolve(struct mw_symbolizer *s, uint64_t addr, struct mw_sym *out,
 {
 	Dwfl_Module *mod = module_at(s, addr);
 	Dwarf_Addr bias = 0;
-	GElf_Off off = 0;
-	GElf_Sym sym;
+	uint64_t start = 0;
 	Dwfl_Line *line;
 	int lineno = 0;
 
@@ -170,9 +300,9 @@ static void resolve(struct mw_symbolizer *s, uint64_t addr, struct mw_sym *out,
 	t->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (dwfl_module_getelf(mod, &bias))
 		out->elf_addr = addr - bias;
-	t->func = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	t->func = sym_lookup(mod, addr, &start);
 	if (t->func)
-		out->sym_addr = addr - off;
+		out->sym_addr = start;
 	out->flags = frame_kind(mod, addr);
 	line = dwfl_module_getsrc(mod, addr);
 	if (line && (t->file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL)))

@@ -33,6 +33,8 @@ struct mw_unwinder {
 	bool outside;		/* a read beyond the copy was needed */
 	struct mw_frames *out;
 	struct mw_unwind_stats st;
+	uint32_t *times;	/* ns per unwind, for the median */
+	size_t ntimes, timecap;
 };
 
 int unwind_has_copy(const struct mw_stack_rec *rec, size_t len)
@@ -165,12 +167,26 @@ struct mw_unwinder *unwinder_new(struct mw_symbolizer *syms, pid_t pid)
 
 void unwinder_free(struct mw_unwinder *u)
 {
+	if (u)
+		free(u->times);
 	free(u);
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 void unwinder_stats(const struct mw_unwinder *u, struct mw_unwind_stats *st)
 {
 	*st = u->st;
+	if (!u->ntimes)
+		return;
+	qsort(u->times, u->ntimes, sizeof(u->times[0]), u32_cmp);
+	st->median_ns = u->times[u->ntimes / 2];
+	st->p90_ns = u->times[u->ntimes * 9 / 10];
 }
 
 static bool attach(struct mw_unwinder *u)
@@ -250,8 +266,14 @@ uint32_t unwinder_run(struct mw_unwinder *u, const struct mw_stack_rec *rec, siz
 	u->st.stacks++;
 	u->st.frames += out->nr;
 	u->st.truncated += !!(out->flags & MW_FRAMES_TRUNCATED);
+	u->st.pressure += !!(rec->copy_flags & MW_COPY_PRESSURE);
 	u->st.failed += !out->nr;
 	u->st.ns += dt;
 	u->st.max_ns = MW_MAX(u->st.max_ns, dt);
+	if (u->ntimes == u->timecap) {
+		u->timecap = u->timecap ? u->timecap * 2 : 1024;
+		u->times = mw_xrealloc(u->times, u->timecap, sizeof(u->times[0]));
+	}
+	u->times[u->ntimes++] = (uint32_t)MW_MIN(dt, (uint64_t)UINT32_MAX);
 	return out->nr;
 }

@@ -49,7 +49,7 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) \
-	      -Ibpf -Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) \
+	      -Ibpf -I$(BUILD) -Ivmlinux/$(ARCH) $(CLANG_BPF_SYS_INCLUDES) \
 	      -Wall -Wno-unused-function -MMD -MP
 
 # The loader: user/ (main.c, the session in trace.c) and its subsystems,
@@ -91,6 +91,23 @@ $(BUILD)/memwatch_compat.skel.h: $(BUILD)/memwatch.compat.bpf.o $(BUILD)/memwatc
 	$(BPFTOOL) gen skeleton $< name memwatch_compat_bpf > $@.tmp
 	scripts/skel-compat-check $(BUILD)/memwatch.skel.h $@.tmp || { rm -f $@.tmp; exit 1; }
 	mv $@.tmp $@
+
+# --python: CPython 3.11's layout, from python3.11-dev's internal headers
+# (scripts/py311-offsets.c).  Without them the header says MW_PY311 0 and
+# Python frames are off.
+PY311_INC ?= /usr/include/python3.11
+PY311_HDRS := $(wildcard $(PY311_INC)/internal/pycore_frame.h $(PY311_INC)/internal/pycore_code.h \
+		$(PY311_INC)/internal/pycore_interp.h $(PY311_INC)/internal/pycore_runtime.h \
+		$(PY311_INC)/cpython/pystate.h $(PY311_INC)/cpython/code.h $(PY311_INC)/patchlevel.h)
+$(BUILD)/py311_offsets.h: scripts/py311-offsets.c $(PY311_HDRS) | $(BUILD)
+	@if [ -f $(PY311_INC)/internal/pycore_frame.h ]; then \
+		$(CC) -I$(PY311_INC) $< -o $(BUILD)/py311-offsets && $(BUILD)/py311-offsets >$@.tmp; \
+	else \
+		echo "no $(PY311_INC)/internal/pycore_frame.h (python3.11-dev): --python is off" >&2; \
+		printf '#define MW_PY311 0\n' >$@.tmp; \
+	fi && mv $@.tmp $@
+$(BUILD)/memwatch.bpf.o $(BUILD)/memwatch.compat.bpf.o: $(BUILD)/py311_offsets.h
+$(BUILD)/user/unwind/python.o: $(BUILD)/py311_offsets.h
 
 # capture.c is the only user file that includes the skeletons.
 $(BUILD)/user/capture/capture.o: $(BUILD)/memwatch.skel.h $(BUILD)/memwatch_compat.skel.h

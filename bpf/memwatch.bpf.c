@@ -30,6 +30,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "compat.bpf.h"
 #include "state.bpf.h"
 #include "vma.bpf.h"
+#include "python.bpf.h"
 #include "stack.bpf.h"
 #include "rsscount.bpf.h"
 #include "fault.bpf.h"

@@ -61,6 +61,8 @@ enum mw_rec_type {
 	MW_REC_STACK,		/* struct mw_stack_rec (--stacks) */
 	MW_REC_HOST_EXIT,	/* struct mw_host_exit_rec (host-wide tracing) */
 	MW_REC_COALESCED,	/* struct mw_coalesced_rec */
+	MW_REC_PYSTACK,		/* struct mw_py_rec (--python) */
+	MW_REC_PYCODE,		/* struct mw_pycode_rec (--python) */
 };
 
 /* Phase markers. */
@@ -243,6 +245,74 @@ struct mw_stack_rec {
 	__u32 copy_flags;	/* MW_COPY_* */
 	__u8 copy[MW_STACK_COPY_MAX];
 };
+
+/* ---- Python frames (--python, bpf/python.bpf.h) ---- */
+/*
+ * CPython 3.11's frames of the thread at a stacked event, innermost first,
+ * emitted just before its mw_stack_rec (hdr.seq, hdr.tid, kind and addr
+ * equal).  code: the PyCodeObject; instr: prev_instr, the code unit last
+ * executed; entry_mask bit i: frames[i] is an entry frame, the first that
+ * its _PyEval_EvalFrameDefault call ran.  The loader names the code objects
+ * (MW_S_PYCODE) while the process is alive.
+ */
+#define MW_PY_DEPTH	64
+
+/* Where the loader found a process's interpreter (map py_runtime, by tgid).
+ * epoch: a new one for each address space (exec), so that the code objects
+ * BPF has named are named again for the new one. */
+struct mw_py_target {
+	__u64 runtime;		/* _PyRuntime */
+	__u32 epoch;
+	__u32 pad;
+};
+#define MW_PYF_TRUNCATED	0x1	/* more frames beyond frames[MW_PY_DEPTH - 1] */
+
+struct mw_py_frame {
+	__u64 code;
+	__u64 instr;
+};
+
+struct mw_py_rec {
+	struct mw_rec_hdr hdr;	/* MW_REC_PYSTACK */
+	__u32 kind;		/* enum mw_stack_kind, as the stack record's */
+	__u16 nr;		/* entries of frames[] present */
+	__u16 flags;		/* MW_PYF_* */
+	__u64 addr;		/* as the stack record's */
+	__u64 entry_mask;
+	__u64 tstate;		/* the PyThreadState */
+	struct mw_py_frame frames[MW_PY_DEPTH];
+};
+/*
+ * A code object the thread's frames use that BPF has not named before for
+ * this process (or whose name pointers changed: the address was reused),
+ * emitted ahead of the MW_REC_PYSTACK that needs it.  Copied at the event,
+ * because a code object can be freed long before the loader gets to read
+ * it (an interpreter shutting down frees them all within milliseconds).
+ * Names are compact-ASCII or cached UTF-8 str data; what was not copied
+ * (MW_PYC_*) the loader reads from the live process if it can.
+ */
+#define MW_PY_NAME_LEN	128
+#define MW_PY_FILE_LEN	256
+#define MW_PY_TABLE_LEN	896
+
+#define MW_PYC_NAME_MISSING	0x1	/* qualname not copied */
+#define MW_PYC_FILE_MISSING	0x2	/* filename not copied */
+#define MW_PYC_TABLE_CUT	0x4	/* linetable longer than MW_PY_TABLE_LEN */
+
+struct mw_pycode_rec {
+	struct mw_rec_hdr hdr;	/* MW_REC_PYCODE; seq 0 */
+	__u64 code;		/* the PyCodeObject */
+	__u64 code_start;	/* its first code unit */
+	__s32 firstlineno;
+	__u32 firsttraceable;
+	__u16 flags;		/* MW_PYC_* */
+	__u16 table_len;	/* bytes of linetable[] present */
+	__u32 pad;
+	char qualname[MW_PY_NAME_LEN];	/* NUL-terminated */
+	char filename[MW_PY_FILE_LEN];
+	__u8 linetable[MW_PY_TABLE_LEN];
+};
+/* ---- end of Python frames ---- */
 
 /* Context of the mark_syscall program (BPF_PROG_TEST_RUN from the loader). */
 struct mw_mark_args {

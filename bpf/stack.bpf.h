@@ -190,6 +190,8 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 		       (rec->nr & (MW_STACK_DEPTH - 1)) * sizeof(__u64) +
 		       (rec->nr >= MW_STACK_DEPTH ? MW_STACK_DEPTH * sizeof(__u64) : 0);
 	}
+	/* --python: the interpreter's frames, in a record just ahead. */
+	py_stack(current_tgid(), seq_kind, addr);
 	t->walking = 0;
 	rec->kind = seq_kind >> 32;
 	rec->addr = addr;

@@ -73,6 +73,8 @@ enum {
 	OPT_STACKS,
 	OPT_FOLDED,
 	OPT_FOLDED_BY,
+	OPT_PYTHON,
+	OPT_NO_PYTHON,
 	OPT_CGROUP,
 	OPT_BY,
 	OPT_TOP,
@@ -99,6 +101,8 @@ static const struct argp_option options[] = {
 	{ "stacks", OPT_STACKS, NULL, 0, "Record the user call stack of every mmap/mremap/brk/shmat and of the first fault in each mapping; name call sites in the report", 0 },
 	{ "folded", OPT_FOLDED, "FILE", 0, "Write folded stacks (frame;frame;... bytes) for flamegraph.pl, inferno or speedscope to FILE (implies --stacks)", 0 },
 	{ "stack-bytes", OPT_STACK_BYTES, "BYTES", 0, "--stacks: user stack copied at each stacked event and unwound with the binaries' CFI, 0 to 65536 (default 32768; 0: frame pointers only); K suffix", 0 },
+	{ "python", OPT_PYTHON, NULL, 0, "Merge CPython 3.11 frames (script.py:LINE function) into the stacks (implies --stacks; the default with --stacks when the process runs a CPython memwatch knows)", 0 },
+	{ "no-python", OPT_NO_PYTHON, NULL, 0, "Native frames only in the stacks", 0 },
 	{ "folded-by", OPT_FOLDED_BY, "vm|rss", 0, "Weigh folded stacks by VM mapped (default) or by RSS faulted in", 0 },
 	{ "max-mappings", 'm', "N", 0, "Show at most N mappings, folding the rest into one row (default: 25 in text, 1000 in JSON)", 0 },
 	{ "phase-at", OPT_PHASE_AT, "BINARY:SYMBOL[=NAME]", 0, "Each call of SYMBOL in BINARY (an executable or a library, also one loaded later) starts phase NAME (default: SYMBOL)", 0 },
@@ -326,6 +330,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_FOLDED:
 		c->folded_path = arg;
 		c->trace.stacks = true;
+		break;
+	case OPT_PYTHON:
+		c->trace.python = true;
+		c->trace.stacks = true;
+		break;
+	case OPT_NO_PYTHON:
+		c->trace.python = false;
 		break;
 	case OPT_STACK_BYTES: {
 		char *end;
@@ -646,7 +657,7 @@ int main(int argc, char **argv)
 {
 	struct cli c = {
 		.trace = { .ringbuf_bytes = 8 << 20, .max_procs = 64, .dead_limit = 100000,
-			   .stack_bytes = 32 << 10 },
+			   .stack_bytes = 32 << 10, .python = true },
 		.max_mappings = -1,
 	};
 	struct argp argp = { options, parse_opt, NULL, doc, NULL, help_filter, NULL };

@@ -28,6 +28,7 @@ enum mw_srec_kind {
 	MW_S_RECONCILE,	/* struct mw_reconcile: a mapping's RSS, measured */
 	MW_S_SYM,	/* struct mw_sym, then its strings: a code address named */
 	MW_S_FRAMES,	/* struct mw_frames: a stack record's frames, unwound */
+	MW_S_PYCODE,	/* struct mw_pycode, then its strings and line table */
 };
 
 struct mw_srec {
@@ -126,6 +127,29 @@ struct mw_sym {
 	uint16_t file_len;	/* name, module path, source file */
 	uint16_t flags;		/* MW_SYM_*: the call frame at addr */
 };
+
+/* ---- Python frames (--python, user/unwind/python.c) ---- */
+/*
+ * A CPython code object of a traced process, read by capture while the
+ * process was alive: from this record on, mw_py_rec frames whose code is
+ * 'code' are this function.  A later record for the same address replaces
+ * it (the object was freed and another took its place).  'linetable' is
+ * co_linetable (3.11's location table, user/unwind/pyline.h), 'code_start'
+ * the address of its first code unit, so that a frame's line is
+ * pyline_at(linetable, firstlineno, instr - code_start).
+ */
+struct mw_pycode {
+	uint32_t pid;
+	int32_t firstlineno;
+	uint64_t code;
+	uint64_t code_start;	/* co_code_adaptive */
+	uint32_t firsttraceable;	/* code units before the first traceable one */
+	uint32_t linetable_len;	/* bytes; in this order after the struct: */
+	uint16_t qualname_len;	/* qualified name, with its NUL */
+	uint16_t file_len;	/* co_filename, with its NUL */
+	uint32_t pad;
+};
+/* ---- end of Python frames ---- */
 
 /* From the module's CFI: at this address the function has no frame of its
  * own (its return address is the stack record's sp_word), or has one. */

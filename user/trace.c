@@ -32,6 +32,7 @@
 #include "capture/signals.h"
 #include "unwind/symbolize.h"
 #include "unwind/unwind.h"
+#include "unwind/python.h"
 #include "capture/kernel.h"
 #include "trace.h"
 #include "util.h"
@@ -52,8 +53,10 @@ struct session {
 	size_t nanswers;
 	struct mw_control ctl;	/* 'memwatch mark' */
 	struct mw_symbolizer *syms;	/* --stacks */
+	struct mw_python *py;		/* --python (user/unwind/python.c) */
 	struct mw_unwinder *unwind;	/* --stacks with --stack-bytes */
 	struct mw_frames *frames;	/* its output */
+	uint32_t py_epoch;		/* address spaces it was looked for in */
 };
 
 /* Everything capture learns passes here: into the analysis, and into the
@@ -92,6 +95,35 @@ static void feed_sym(void *ctx, const struct mw_srec *r)
 	feed(ctx, r);
 }
 
+/* ---- --python ---- */
+/* Is the process a CPython memwatch knows?  Then its BPF walk starts. */
+static void python_find(struct session *s)
+{
+	uint64_t rt = python_detect(s->py);
+	int err;
+
+	if (rt && (err = capture_python_set(s->cap, s->pid, rt, s->py_epoch)))
+		mw_dbg("python: cannot set PID %d's runtime: %s", s->pid, strerror(-err));
+}
+
+/* Look for the interpreter again when a file that may hold it is mapped. */
+static void python_record(struct session *s, const struct mw_rec_hdr *h, uint32_t len)
+{
+	const struct mw_op_rec *op = (const void *)h;
+	size_t have;
+
+	if (h->type != MW_REC_OP || python_settled(s->py) ||
+	    len < offsetof(struct mw_op_rec, paths))
+		return;
+	/* The record ends after its last path. */
+	have = (len - offsetof(struct mw_op_rec, paths)) / MW_PATH_LEN;
+	for (uint32_t i = 0; i < op->nr_paths && i < MW_MAX_VMAS && i < have; i++)
+		if (memchr(op->paths[i], 0, MW_PATH_LEN) && python_path_candidate(op->paths[i])) {
+			python_find(s);
+			break;
+		}
+}
+/* ---- end of --python ---- */
 /*
  * A stack record: with a copy of the user stack, unwound (unwind.c) into an
  * MW_S_FRAMES record ahead of it, and the copy left out of what follows (the
@@ -141,6 +173,8 @@ static void sink(void *ctx, const struct mw_srec *r)
 
 	if (r->kind == MW_S_BPF && (r->len < sizeof(*h) || h->tgid != (uint32_t)s->pid))
 		return;
+	if (r->kind == MW_S_BPF && s->py)
+		python_record(s, h, r->len);
 	/* Unwind and name a stack while the process is there to ask. */
 	if (r->kind == MW_S_BPF && h->type == MW_REC_STACK) {
 		feed_stack(s, r);
@@ -153,6 +187,15 @@ static void sink(void *ctx, const struct mw_srec *r)
 	 * before anything that follows in the buffer is applied. */
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC)
 		feed_seed(s, MW_SEED_EXEC);
+	if (r->kind == MW_S_BPF && h->type == MW_REC_PYCODE && s->py)
+		python_fill(s->py, r->data, r->len, feed_sym, s);
+	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && s->py) {
+		/* The old interpreter is gone; a new one is looked for. */
+		python_reset(s->py);
+		capture_python_set(s->cap, s->pid, 0, 0);
+		s->py_epoch++;
+		python_find(s);
+	}
 }
 
 /* privs_drop() asks: does bpf() on our maps work without CAP_BPF?  Any
@@ -238,6 +281,10 @@ static int start_target(struct session *s, const struct trace_opts *o)
 		return err;
 	}
 	feed_seed(s, MW_SEED_ATTACH);
+	if (o->stacks && o->python) {
+		s->py = python_new(s->pid);
+		python_find(s);
+	}
 	/* -p: the process ran on while smaps was read, and the kernel side
 	 * counted its changes from before the read: the records apply them
 	 * to a seed that may hold them already (a Go heap faulting in and
@@ -673,6 +720,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		/* '-- CMD' is held at its exit to catch up: records can wait. */
 		.batch_wakeups = o->cmd != NULL,
 		.stacks = o->stacks,
+		.python = o->python,
 		.stack_bytes = o->stack_bytes,
 		.nmarkers = o->nmarkers,
 		.host_cgroup_fd = -1,
@@ -718,6 +766,15 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	mw_dbg("trace done, detaching");
 	capture_close(s.cap);
 	mw_dbg("detached");
+	if (s.py) {
+		uint64_t codes, gone, ns, stacks;
+
+		python_costs(s.py, &codes, &gone, &ns, &stacks);
+		mw_dbg("python: %llu stacks, %llu code objects read (%llu freed before), %llu us",
+		       (unsigned long long)stacks, (unsigned long long)codes,
+		       (unsigned long long)gone, (unsigned long long)ns / 1000);
+	}
+	python_free(s.py);
 	if (s.unwind) {
 		struct mw_unwind_stats st;
 

@@ -28,6 +28,7 @@ struct trace_opts {
 	bool auto_samples;	/* no -i, but -j or --svg: trace.c's auto_step() */
 	bool stacks;		/* --stacks: call stacks of mappings, symbolised */
 	uint32_t stack_bytes;	/* --stack-bytes: copied per stack, unwound here */
+	bool python;		/* with stacks: CPython frames (--python, --no-python) */
 };
 
 /*

@@ -254,10 +254,17 @@ def check_torch(c, mw, d):
             f"PyTorch: the first inference's largest mapping is the {want} byte activation "
             f"({big.get('bytes')})")
     st = [frame_func(f) for f in big.get("stack", [])]
-    c.check(big.get("call_site", "").startswith("c10::alloc_cpu(unsigned long)+"),
-            f"PyTorch: its call site is c10::alloc_cpu ({big.get('call_site', '')[:80]})")
-    c.check(any(f.startswith("at::") for f in st) and "_PyEval_EvalFrameDefault" in st,
-            f"PyTorch: its stack goes through at:: operators up to the interpreter "
+    # The call site is the first frame past the allocator layers
+    # (c10::alloc_cpu, libc10's DefaultCPUAllocator): an at:: function.
+    c.check(big.get("call_site", "").startswith("at::") and
+            "c10::alloc_cpu(unsigned long)" in st,
+            f"PyTorch: its call site is the at:: function over c10::alloc_cpu "
+            f"({big.get('call_site', '')[:80]})")
+    # --python: the interpreter's _PyEval_EvalFrameDefault frames stand
+    # for the script's Python frames.
+    c.check(any(f.startswith("at::") for f in st) and
+            any("torch-infer.py:" in f for f in big.get("stack", [])),
+            f"PyTorch: its stack goes through at:: operators up to the script's lines "
             f"({len(st)} frames)")
     c.check(s.get("lost_events", -1) == 0, f"PyTorch: no records lost ({s.get('lost_events')})")
 

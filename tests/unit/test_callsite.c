@@ -13,6 +13,7 @@
 #include "analysis/idmap.h"
 #include "unit.h"
 #include "records.h"
+#include "util.h"
 
 #define P	4096ull
 #define MAP	0x7f0000000000ull
@@ -288,6 +289,128 @@ TEST(damaged_records_ignored)
 	account_free(&a);
 }
 
+/* ---- --python ---- */
+#define PYEXE	0x400000ull	/* python3.11's text */
+#define CODE_MB	0x7e0000001000ull	/* code objects */
+#define CODE_MAIN	0x7e0000002000ull
+#define CODE_MOD	0x7e0000003000ull
+
+/* An MW_REC_PYCODE: 8 code units, all on firstlineno + 3 (a no-column
+ * entry of the location table). */
+static void feed_pycode(struct mw_account *a, uint64_t code, const char *name, int first)
+{
+	struct mw_pycode_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr = rec_hdr(MW_REC_PYCODE, REC_PID, 0, 5500);
+	r.code = code;
+	r.code_start = code + 184;
+	r.firstlineno = first;
+	snprintf(r.qualname, sizeof(r.qualname), "%s", name);
+	snprintf(r.filename, sizeof(r.filename), "/home/u/script.py");
+	r.linetable[0] = 0x80 | 13 << 3 | 7;
+	r.linetable[1] = 6;	/* +3 */
+	r.table_len = 2;
+	feed_exact(a, MW_S_BPF, &r, offsetof(struct mw_pycode_rec, linetable) + 2);
+}
+
+/* make_buffer and main run in one _PyEval_EvalFrameDefault call (main is
+ * its entry frame), <module> in an outer one. */
+static void feed_pystack(struct mw_account *a, uint32_t seq, uint64_t addr)
+{
+	struct mw_py_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.hdr = rec_hdr(MW_REC_PYSTACK, REC_PID, seq, 6000);
+	r.kind = MW_STACK_OP;
+	r.addr = addr;
+	r.nr = 3;
+	r.frames[0] = (struct mw_py_frame){ CODE_MB, CODE_MB + 184 + 4 };
+	r.frames[1] = (struct mw_py_frame){ CODE_MAIN, CODE_MAIN + 184 + 2 };
+	r.frames[2] = (struct mw_py_frame){ CODE_MOD, CODE_MOD + 184 + 6 };
+	r.entry_mask = 0x6;
+	feed_exact(a, MW_S_BPF, &r, offsetof(struct mw_py_rec, frames) + 3 * sizeof(r.frames[0]));
+}
+
+static void py_mmap(struct mw_account *a, uint32_t seq, uint64_t at, const uint64_t *ips,
+		    uint32_t nr, bool with_py)
+{
+	struct mw_op_rec *r = op_new(MW_OP_MMAP, seq, 5000, MAP + at, MAP + at + 16 * P, 51);
+
+	r->args[1] = 16 * P;
+	r->ret = MAP + at;
+	op_vma(r, MAP + at, MAP + at + 16 * P, RW);
+	feed_op(a, r);
+	if (with_py)
+		feed_pystack(a, seq, MAP + at);
+	feed_stack(a, MW_STACK_OP, seq, MAP + at, 16 * P, 0, ips, nr);
+}
+
+static const char *frame_of(struct mw_account *a, const struct mw_stack *st, uint32_t i,
+			    char *buf, size_t len)
+{
+	return i < st->nr ? callsites_frame_str(&a->sites, st->frames[i], buf, len) : "";
+}
+
+TEST(python_frames_stand_for_eval_frames)
+{
+	static const char py[] = "/usr/bin/python3.11";
+	const uint64_t ips[] = { LIBC + 0x10, PYEXE + 0x101, PYEXE + 0x201, PYEXE + 0x301,
+				 PYEXE + 0x202, PYEXE + 0x401 };
+	const uint64_t fp[] = { LIBC + 0x10, PYEXE + 0x101 };
+	static const char *const want[] = {
+		"__mmap+0x10 (libc.so.6)", "PyByteArray_Resize+0x0 (python3.11)",
+		"script.py:13 make_buffer", "script.py:23 main", "_PyObject_Call+0x0 (python3.11)",
+		"script.py:3 <module>", "Py_BytesMain+0x0 (python3.11)",
+	};
+	struct mw_account a;
+	const struct mw_stack *st;
+	struct mw_mapping *mp;
+	char buf[256];
+
+	attach(&a);
+	feed_sym(&a, LIBC + 0x10, LIBC, "__mmap", "/usr/lib/libc.so.6", NULL, 0, MW_SYM_LEAF);
+	feed_sym(&a, PYEXE + 0x100, PYEXE + 0x100, "PyByteArray_Resize", py, NULL, 0, 0);
+	feed_sym(&a, PYEXE + 0x200, PYEXE + 0x1f0, "_PyEval_EvalFrameDefault", py, NULL, 0, 0);
+	feed_sym(&a, PYEXE + 0x201, PYEXE + 0x1f0, "_PyEval_EvalFrameDefault", py, NULL, 0, 0);
+	feed_sym(&a, PYEXE + 0x300, PYEXE + 0x300, "_PyObject_Call", py, NULL, 0, 0);
+	feed_sym(&a, PYEXE + 0x400, PYEXE + 0x400, "Py_BytesMain", py, NULL, 0, 0);
+	feed_pycode(&a, CODE_MB, "make_buffer", 10);
+	feed_pycode(&a, CODE_MAIN, "main", 20);
+	feed_pycode(&a, CODE_MOD, "<module>", 0);
+	py_mmap(&a, 1, 0, ips, 6, true);
+	mp = at(&a, MAP);
+	if (!CHECK(mp != NULL) || !CHECK(mp->stack != 0))
+		goto out;
+	st = callsites_get(&a.sites, mp->stack);
+	CHECK_EQ_U64(st->nr, MW_ARRAY_SIZE(want));
+	for (uint32_t i = 0; i < MW_ARRAY_SIZE(want); i++)
+		CHECK_STR(frame_of(&a, st, i, buf, sizeof(buf)), want[i]);
+	/* Past libc and the interpreter: the script's line. */
+	CHECK_STR(callsites_site_str(&a.sites, mp->stack, buf, sizeof(buf)),
+		  "script.py:13 make_buffer");
+
+	/* A frame-pointer stack that stops inside the interpreter: the
+	 * Python frames are its callers, at the outer end. */
+	py_mmap(&a, 2, 64 * P, fp, 2, true);
+	mp = at(&a, MAP + 64 * P);
+	if (!CHECK(mp != NULL) || !CHECK(mp->stack != 0))
+		goto out;
+	st = callsites_get(&a.sites, mp->stack);
+	CHECK_EQ_U64(st->nr, 5);
+	CHECK_STR(frame_of(&a, st, 2, buf, sizeof(buf)), "script.py:13 make_buffer");
+	CHECK_STR(frame_of(&a, st, 4, buf, sizeof(buf)), "script.py:3 <module>");
+
+	/* Python frames of another record (seq 3) do not go with seq 4's stack. */
+	feed_pystack(&a, 3, MAP + 128 * P);
+	py_mmap(&a, 4, 128 * P, fp, 2, false);
+	mp = at(&a, MAP + 128 * P);
+	if (CHECK(mp != NULL) && CHECK(mp->stack != 0))
+		CHECK_EQ_U64(callsites_get(&a.sites, mp->stack)->nr, 2);
+out:
+	account_free(&a);
+}
+
 TEST(idmap_basics)
 {
 	struct mw_idmap m = { 0 };
@@ -422,6 +545,7 @@ int main(void)
 	RUN(damaged_records_ignored);
 	RUN(unwound_frames_replace_the_chain);
 	RUN(cxx_parameter_lists_left_out);
+	RUN(python_frames_stand_for_eval_frames);
 	RUN(idmap_basics);
 	return unit_done();
 }

@@ -641,6 +641,12 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 	case MW_REC_STACK:
 		callsites_stack(&a->sites, &a->model, data, len);
 		break;
+	case MW_REC_PYSTACK:
+		callsites_pystack(&a->sites, data, len);
+		break;
+	case MW_REC_PYCODE:
+		callsites_pycode_rec(&a->sites, data, len);
+		break;
 	case MW_REC_COALESCED:
 		/* Calls the kernel counted but did not send: the layout is
 		 * re-read, the totals were never in doubt. */
@@ -849,6 +855,9 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		break;
 	case MW_S_FRAMES:
 		callsites_frames(&a->sites, r->data, r->len);
+		break;
+	case MW_S_PYCODE:
+		callsites_pycode(&a->sites, r->data, r->len);
 		break;
 	case MW_S_END:
 		if (r->len >= sizeof(struct mw_end)) {

@@ -32,6 +32,8 @@ void callsites_free(struct mw_callsites *cs)
 	idmap_free(&cs->by_addr);
 	idmap_free(&cs->by_content);
 	idmap_free(&cs->by_phase);
+	pystacks_free(&cs->py);
+	idmap_free(&cs->py_frames);
 	memset(cs, 0, sizeof(*cs));
 }
 
@@ -115,6 +117,7 @@ void callsites_exec(struct mw_callsites *cs)
 	/* Addresses mean other code now; frames already in stacks stay. */
 	idmap_free(&cs->by_addr);
 	cs->op_valid = false;
+	pystacks_exec(&cs->py);
 }
 
 static uint32_t frame_at(struct mw_callsites *cs, uint64_t addr)
@@ -136,20 +139,74 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* The C and C++ runtimes' own frames (malloc, operator new): the call site
- * is the first frame outside. */
-static bool runtime_frame(const struct mw_frame *f)
+static bool has_prefix(const char *s, const char *const *list, size_t n)
 {
-	static const char *const runtime[] = { "libc.so", "libc-", "ld-linux", "ld64.so",
-					       "libpthread", "libdl", "libstdc++" };
-	const char *b = base_name(f->module);
-
-	if (!b)
-		return false;
-	for (size_t i = 0; i < MW_ARRAY_SIZE(runtime); i++)
-		if (strncmp(b, runtime[i], strlen(runtime[i])) == 0)
+	for (size_t i = 0; s && i < n; i++)
+		if (strncmp(s, list[i], strlen(list[i])) == 0)
 			return true;
 	return false;
+}
+
+/*
+ * Frames nobody wrote for this program: the C runtime (libc, ld.so, the
+ * C++ runtime), the Python interpreter (its executable or libpython, and
+ * the frozen importlib), and the allocator layers on the way to the
+ * kernel.  The call site is the first frame outside them.  Names are
+ * matched demangled ("operator new(unsigned long)") and mangled.
+ */
+static bool runtime_frame(const struct mw_frame *f)
+{
+	static const char *const modules[] = {
+		"libc.so", "libc-", "ld-linux", "ld64.so", "libpthread", "libdl",
+		"libstdc++", "libgcc_s", "python3", "libpython3", "libjemalloc",
+		"libtcmalloc", "libmimalloc",
+	};
+	/* Allocator entry points, by their exact name (the C ones: a user's
+	 * "free_list" is not free), and allocator layers by prefix. */
+	static const char *const funcs[] = {
+		"malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc",
+		"memalign", "valloc", "pvalloc",
+	};
+	static const char *const layers[] = {
+		"__libc_", "je_", "tc_", "operator new", "_Znwm", "_Znam",
+		"c10::alloc_cpu", "_ZN3c109alloc_cpu", "c10::DefaultCPUAllocator::",
+		"_ZN3c1019DefaultCPUAllocator", "c10::DefaultMobileCPUAllocator::",
+	};
+	static const char *const c10[] = { "libc10.so" };
+	size_t n = f->func ? strcspn(f->func, "(@.") : 0;
+
+	if (f->python)
+		return f->file && strncmp(f->file, "<frozen ", 8) == 0;
+	for (size_t i = 0; n && i < MW_ARRAY_SIZE(funcs); i++)
+		if (n == strlen(funcs[i]) && !strncmp(f->func, funcs[i], n))
+			return true;
+	/* libc10's allocator (c10::DefaultCPUAllocator::allocate) is a local
+	 * symbol, not in the shipped library's symbol table. */
+	if (!f->func && has_prefix(base_name(f->module), c10, 1))
+		return true;
+	return has_prefix(base_name(f->module), modules, MW_ARRAY_SIZE(modules)) ||
+	       has_prefix(f->func, layers, MW_ARRAY_SIZE(layers));
+}
+
+/* A Python file as frames show it: its base name, with its directory for a
+ * package's __init__.py or __main__.py ("torch/__init__.py"). */
+static const char *py_file_name(const char *path)
+{
+	const char *b = base_name(path), *d;
+
+	if (b == path || (strcmp(b, "__init__.py") && strcmp(b, "__main__.py")))
+		return b;
+	for (d = b - 1; d > path && d[-1] != '/'; d--)
+		;
+	return d;
+}
+
+/* A Python frame of the program itself, not of the standard library or
+ * an installed package. */
+static bool user_python_frame(const struct mw_frame *f)
+{
+	return f->python && f->file && f->file[0] != '<' && !strstr(f->file, "/lib/python3") &&
+	       !strstr(f->file, "-packages/");
 }
 
 /* ---- stacks -------------------------------------------------------------- */
@@ -182,6 +239,11 @@ static uint32_t stack_intern(struct mw_callsites *cs, const uint32_t *frames, ui
 		st->site++;
 	if (st->site < nr && runtime_frame(&cs->frames[frames[st->site]]))
 		st->site = 0;
+	/* --python: the script's own line, when the site is not it. */
+	if (st->site < nr && !user_python_frame(&cs->frames[frames[st->site]]))
+		for (uint32_t k = st->site + 1; k < nr && !st->user_py; k++)
+			if (user_python_frame(&cs->frames[frames[k]]))
+				st->user_py = k;
 	id = (uint32_t)++cs->nstacks;
 	idmap_put(&cs->by_content, key, id);
 	return id;
@@ -256,6 +318,89 @@ static uint32_t unwound_frames(struct mw_callsites *cs, const struct mw_frames *
 	return n;
 }
 
+/* ---- Python frames (--python) ------------------------------------------ */
+
+void callsites_pycode(struct mw_callsites *cs, const void *data, uint32_t len)
+{
+	pystacks_code(&cs->py, data, len);
+}
+
+void callsites_pycode_rec(struct mw_callsites *cs, const void *data, uint32_t len)
+{
+	pystacks_code_rec(&cs->py, data, len);
+}
+
+void callsites_pystack(struct mw_callsites *cs, const void *data, uint32_t len)
+{
+	pystacks_rec(&cs->py, data, len);
+}
+
+static uint32_t py_frame(struct mw_callsites *cs, const struct mw_pyframe *pf)
+{
+	const struct mw_pycode_ent *e = &cs->py.codes[pf->code];
+	uint64_t key = mw_mix64(pf->code + 1ull, (uint32_t)pf->line) ?: 1;
+	uint32_t idx;
+
+	if (idmap_get(&cs->py_frames, key, &idx))
+		return idx;
+	idx = frame_new(cs, 0);
+	cs->frames[idx].python = true;
+	cs->frames[idx].line = (uint32_t)pf->line;
+	if (!e->qualname && !e->file) {
+		cs->frames[idx].func = mw_xstrdup("[python code freed before it was read]");
+	} else {
+		cs->frames[idx].func = mw_xstrdup(e->qualname ? e->qualname : "?");
+		cs->frames[idx].file = mw_xstrdup(e->file ? e->file : "?");
+	}
+	idmap_put(&cs->py_frames, key, idx);
+	return idx;
+}
+
+static bool eval_frame(const struct mw_frame *f)
+{
+	return f->func && strncmp(f->func, "_PyEval_EvalFrameDefault", 24) == 0;
+}
+
+/*
+ * The Python frames merged into the native ones, as memray does: each
+ * native _PyEval_EvalFrameDefault frame stands for the Python frames its
+ * call ran (up to the next entry frame, seg_end), innermost first.  Python
+ * frames left over (a native stack cut short, or one without any
+ * _PyEval frame: the kernel's frame-pointer walk stops inside a python3.11
+ * built without frame pointers, as Debian's is) go on at the outer end:
+ * they are the callers of everything the native stack shows.
+ */
+static uint32_t merge_python(struct mw_callsites *cs, const struct mw_stack_rec *r,
+			     const uint32_t *native, uint32_t n, uint32_t *out, uint32_t max)
+{
+	struct mw_pyframe py[MW_PY_DEPTH + MW_PY_DEPTH];
+	bool truncated;
+	size_t npy = pystacks_take(&cs->py, &r->hdr, r->kind, r->addr, py, MW_ARRAY_SIZE(py),
+				   &truncated), k = 0;
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i < n && m < max; i++) {
+		if (!eval_frame(&cs->frames[native[i]]) || k >= npy) {
+			out[m++] = native[i];
+			continue;
+		}
+		for (; k < npy && m < max; k++) {
+			if (py[k].code != PYF_NONE)
+				out[m++] = py_frame(cs, &py[k]);
+			if (py[k].seg_end) {
+				k++;
+				break;
+			}
+		}
+	}
+	for (; k < npy && m < max; k++)
+		if (py[k].code != PYF_NONE)
+			out[m++] = py_frame(cs, &py[k]);
+	return m;
+}
+
+/* ---- end of Python frames ------------------------------------------------ */
+
 static struct mw_site_sum *phase_sum(struct mw_callsites *cs, int phase, uint32_t id)
 {
 	uint64_t key = ((uint64_t)(uint32_t)(phase + 1) << 32) | id;
@@ -301,7 +446,10 @@ static void mark_made(struct mw_callsites *cs, struct mw_model *m, uint32_t id,
 void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 		     const struct mw_stack_rec *r, uint32_t len)
 {
-	uint32_t frames[MW_FRAMES_MAX + MW_STACK_DEPTH + 1], nr, id;
+	uint32_t frames[MW_FRAMES_MAX + MW_STACK_DEPTH + 1];
+	uint32_t merged[MW_FRAMES_MAX + MW_STACK_DEPTH + 1 + 2 * MW_PY_DEPTH];
+	uint32_t nr, id, n;
+	bool trunc = false;
 	struct mw_mapping *mp;
 	bool pend = cs->pend_valid;
 
@@ -312,14 +460,15 @@ void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 	nr = MW_MIN(nr, MW_MIN(r->nr, (uint32_t)MW_STACK_DEPTH));
 	cs->stack_recs++;
 	if (pend && cs->pend->tid == r->hdr.tid && cs->pend->seq == r->hdr.seq) {
-		bool trunc = cs->pend->flags & MW_FRAMES_TRUNCATED;
-
+		trunc = cs->pend->flags & MW_FRAMES_TRUNCATED;
 		cs->unwound++;
 		cs->truncated += trunc;
-		id = stack_intern(cs, frames, unwound_frames(cs, cs->pend, frames), trunc);
+		n = unwound_frames(cs, cs->pend, frames);
 	} else {
-		id = stack_intern(cs, frames, stack_frames(cs, r, nr, frames), false);
+		n = stack_frames(cs, r, nr, frames);
 	}
+	n = merge_python(cs, r, frames, n, merged, MW_ARRAY_SIZE(merged));
+	id = stack_intern(cs, merged, n, trunc);
 	if (r->kind == MW_STACK_OP) {
 		struct mw_stack *st = &cs->stacks[id - 1];
 
@@ -354,6 +503,11 @@ void callsites_rss(struct mw_callsites *cs, const struct mw_model *m,
 
 /* ---- reading ------------------------------------------------------------- */
 
+bool callsites_frame_runtime(const struct mw_callsites *cs, uint32_t frame)
+{
+	return frame < cs->nframes && runtime_frame(&cs->frames[frame]);
+}
+
 const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
 				char *buf, size_t len)
 {
@@ -362,6 +516,10 @@ const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
 
 	if (!f)
 		n = snprintf(buf, len, "[unknown]");
+	else if (f->python && !f->file)
+		return snprintf(buf, len, "%s", f->func), buf;
+	else if (f->python)
+		return snprintf(buf, len, "%s:%u %s", py_file_name(f->file), f->line, f->func), buf;
 	else if (f->func && f->module)
 		n = snprintf(buf, len, "%s+0x%llx (%s)", f->func,
 			     (unsigned long long)(f->addr - f->sym_addr), base_name(f->module));
@@ -474,7 +632,7 @@ static void folded_frame(FILE *f, const struct mw_callsites *cs, uint32_t frame)
 	const struct mw_frame *fr = &cs->frames[frame];
 	char buf[512];
 
-	if (fr->func)
+	if (fr->func && !fr->python)
 		snprintf(buf, sizeof(buf), "%s", fr->func);
 	else
 		callsites_frame_str(cs, frame, buf, sizeof(buf));

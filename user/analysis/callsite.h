@@ -17,6 +17,7 @@
 #include "memwatch.h"
 #include "analysis/model.h"
 #include "stream.h"
+#include "unwind/pystack.h"
 
 /* One named code address. */
 struct mw_frame {
@@ -25,6 +26,7 @@ struct mw_frame {
 	uint64_t elf_addr;	/* addr in the module's ELF numbering */
 	uint32_t line;
 	uint16_t flags;		/* MW_SYM_* */
+	bool python;		/* a Python frame: func in file at line (--python) */
 	char *func, *module, *file;	/* each may be NULL */
 };
 
@@ -33,6 +35,9 @@ struct mw_stack {
 	uint32_t *frames;	/* indexes into mw_callsites.frames */
 	uint32_t nr;
 	uint32_t site;		/* frames[site] is the call site shown */
+	uint32_t user_py;	/* frames[user_py]: the innermost Python frame
+				 * past the site outside the Python library
+				 * (the script's); 0: none */
 	bool truncated;		/* the stack goes on beyond the copy */
 	uint64_t vm_bytes;	/* VM added by calls with this stack */
 	uint64_t rss_bytes;	/* RSS faulted into the mappings they made */
@@ -66,6 +71,9 @@ struct mw_callsites {
 	struct mw_frames *pend;	/* room for MW_FRAMES_MAX */
 	bool pend_valid;
 	uint64_t vm_bytes, rss_bytes;	/* sums over every stack */
+	/* --python: code objects and the frames for the next stack. */
+	struct mw_pystacks py;
+	struct mw_idmap py_frames;	/* (code index, line) -> frame */
 };
 
 void callsites_init(struct mw_callsites *cs);
@@ -75,6 +83,9 @@ void callsites_free(struct mw_callsites *cs);
 void callsites_sym(struct mw_callsites *cs, const void *data, uint32_t len);
 void callsites_frames(struct mw_callsites *cs, const void *data, uint32_t len);
 void callsites_exec(struct mw_callsites *cs);
+void callsites_pycode(struct mw_callsites *cs, const void *data, uint32_t len);
+void callsites_pycode_rec(struct mw_callsites *cs, const void *data, uint32_t len);
+void callsites_pystack(struct mw_callsites *cs, const void *data, uint32_t len);
 void callsites_op(struct mw_callsites *cs, const struct mw_op_rec *r);
 void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 		     const struct mw_stack_rec *r, uint32_t len);
@@ -86,6 +97,7 @@ bool callsites_any(const struct mw_callsites *cs);
 const struct mw_stack *callsites_get(const struct mw_callsites *cs, uint32_t id);
 
 /* Frame i of stack id as text: "func+0x1f (module) file.c:12",
+ * "script.py:12 func" for a Python frame,
  * "module+0x1234" without a symbol, "0x7f..." without a module. */
 const char *callsites_frame_str(const struct mw_callsites *cs, uint32_t frame,
 				char *buf, size_t len);
@@ -96,6 +108,9 @@ const char *callsites_frame_brief(const struct mw_callsites *cs, uint32_t frame,
 /* The length of func without its parameter list ("a::f(int) const" -> 4;
  * "operator()(int)" -> 10), or all of it when it has none. */
 size_t callsites_func_brief(const char *func);
+/* Is frame one of the runtime's, the interpreter's or an allocator's (not
+ * a call site)? */
+bool callsites_frame_runtime(const struct mw_callsites *cs, uint32_t frame);
 /* The call site of stack id (its frame 'site'), or "" for id 0. */
 const char *callsites_site_str(const struct mw_callsites *cs, uint32_t id,
 			       char *buf, size_t len);

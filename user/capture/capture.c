@@ -387,6 +387,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	s->rodata->want_stacks = o->stacks;
 	s->rodata->stack_bytes = o->stacks ? MW_MIN(o->stack_bytes, MW_STACK_COPY_MAX) : 0;
+	s->rodata->want_python = o->stacks && o->python;
 	s->rodata->user_faults = user_faults_available();
 	s->rodata->split_rss = kernel_get()->split_rss;
 	s->rodata->coalesce = !feature_disabled("coalesce");
@@ -709,6 +710,18 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 	procs_changed(c);
 	split_seed(c, pid);
 	return 0;
+}
+
+/* --python: where pid's _PyRuntime is (bpf/python.bpf.h), 0: forget it. */
+int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint32_t epoch)
+{
+	struct mw_py_target t = { .runtime = runtime, .epoch = epoch };
+	__u32 key = (__u32)pid;
+	int fd = bpf_map__fd(c->skel->maps.py_runtime);
+
+	if (!runtime)
+		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, &t, BPF_ANY) ? -errno : 0;
 }
 
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init)

@@ -23,6 +23,7 @@ struct mw_capture_opts {
 	bool batch_wakeups;	/* wake only per ringbuf_bytes/8 (see state.bpf.h) */
 	bool stacks;		/* --stacks: MW_REC_STACK records (stack.bpf.h) */
 	uint32_t stack_bytes;	/* --stack-bytes: user stack copied with each */
+	bool python;		/* with stacks: MW_REC_PYSTACK too (python.bpf.h) */
 	size_t nmarkers;	/* --phase-at/--iter specs to come (compat: one program each) */
 	/* Host-wide tracing (host.bpf.h): */
 	size_t host_procs;	/* entries in 'hosts'; 0: not host-wide */
@@ -69,6 +70,9 @@ int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out);
 /* An fd that becomes readable when records are waiting. */
 int capture_fd(struct mw_capture *c);
 
+/* --python: pid's _PyRuntime address, for the BPF walk, and a number new
+ * for each of its address spaces; runtime 0 forgets it. */
+int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint32_t epoch);
 /* Host-wide: start tracing pid with these totals (from /proc). */
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init);
 /* Host-wide: every entry now, into *out (caller frees); count or -errno. */

@@ -29,9 +29,23 @@ static void site_rows(FILE *f, const struct mw_callsites *cs, int phase, bool by
 			callsites_site_str(cs, ids[i], frame, sizeof(frame));
 		fprintf(f, "    %-54s %10s %10s\n", printable(frame, shown, sizeof(shown), 54),
 			mw_human(s.vm_bytes, b1, sizeof(b1)), mw_human(s.rss_bytes, b2, sizeof(b2)));
-		for (uint32_t k = st->site + 1; k < st->nr && k < st->site + 3; k++) {
+		/* Two callers (past the interpreter's and the runtime's frames
+		 * when the site is outside them), then the script's line that
+		 * led there (--python). */
+		bool skip = st->nr && !callsites_frame_runtime(cs, st->frames[st->site]);
+		bool py_shown = false;
+
+		for (uint32_t k = st->site + 1, n_shown = 0; k < st->nr && n_shown < 2; k++) {
+			if (skip && callsites_frame_runtime(cs, st->frames[k]))
+				continue;
 			callsites_frame_brief(cs, st->frames[k], frame, sizeof(frame));
 			fprintf(f, "      <- %s\n", printable(frame, shown, sizeof(shown), 70));
+			py_shown |= k == st->user_py;
+			n_shown++;
+		}
+		if (st->user_py && !py_shown) {
+			callsites_frame_str(cs, st->frames[st->user_py], frame, sizeof(frame));
+			fprintf(f, "      <- ... %s\n", printable(frame, shown, sizeof(shown), 66));
 		}
 		if (st->truncated)
 			fprintf(f, "      <- ... [truncated: the stack is deeper than --stack-bytes]\n");

@@ -262,6 +262,7 @@ struct mw_stack_rec {
  * BPF has named are named again for the new one. */
 struct mw_py_target {
 	__u64 runtime;		/* _PyRuntime */
+	__u64 code_type;	/* &PyCode_Type: a live code object's ob_type; 0: unknown */
 	__u32 epoch;
 	__u32 pad;
 };

@@ -126,8 +126,18 @@ __noinline int py_name(__u32 tgid, __u32 epoch, __u64 code)
 	__u64 tab, len;
 	__u8 *co;
 
+	struct mw_py_target *rt = bpf_map_lookup_elem(&py_runtime, &tgid);
+	__u64 ob_type = 0;
+
 	rec = bpf_map_lookup_elem(&py_code_scratch, &zero);
-	if (!rec || !p)
+	if (!rec || !p || !rt)
+		return 0;
+	/* A frame torn down under us can point at a freed object whose memory
+	 * now holds something else: name only what is still a code object
+	 * (the loader's fill-in checks the same). */
+	if (rt->code_type &&
+	    (bpf_probe_read_user(&ob_type, sizeof(ob_type), (void *)(code + MW_PY311_OB_TYPE)) ||
+	     ob_type != rt->code_type))
 		return 0;
 	/* The code object's fields, through the table's space. */
 	co = rec->linetable;

@@ -102,7 +102,8 @@ static void python_find(struct session *s)
 	uint64_t rt = python_detect(s->py);
 	int err;
 
-	if (rt && (err = capture_python_set(s->cap, s->pid, rt, s->py_epoch)))
+	if (rt && (err = capture_python_set(s->cap, s->pid, rt, python_code_type(s->py),
+						 s->py_epoch)))
 		mw_dbg("python: cannot set PID %d's runtime: %s", s->pid, strerror(-err));
 }
 
@@ -192,7 +193,7 @@ static void sink(void *ctx, const struct mw_srec *r)
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && s->py) {
 		/* The old interpreter is gone; a new one is looked for. */
 		python_reset(s->py);
-		capture_python_set(s->cap, s->pid, 0, 0);
+		capture_python_set(s->cap, s->pid, 0, 0, 0);
 		s->py_epoch++;
 		python_find(s);
 	}

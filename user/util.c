@@ -111,6 +111,23 @@ char *mw_xstrdup(const char *s)
 	return check_alloc(strdup(s ? s : ""));
 }
 
+char *mw_xstrdup_text(const char *s)
+{
+	char *out = mw_xstrdup(s);
+	size_t n = strlen(out), i = 0, k;
+	uint32_t cp;
+
+	while (i < n) {
+		k = mw_utf8_len((const unsigned char *)out + i, n - i, &cp);
+		if (!k || cp < 0x20 || cp == 0x7f) {
+			out[i++] = '?';
+			continue;
+		}
+		i += k;
+	}
+	return out;
+}
+
 size_t mw_utf8_len(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	size_t len, i;

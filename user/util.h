@@ -54,6 +54,10 @@ int64_t mw_scale(int64_t v, uint64_t num, uint64_t den);
  * byte that does not start one (overlong forms, surrogates and code points
  * beyond U+10FFFF are not valid); *cp gets the code point. */
 size_t mw_utf8_len(const unsigned char *s, size_t n, uint32_t *cp);
+/* A copy of a name read from a traced process (a symbol, a Python
+ * function or file) that is safe to print and to put in JSON: each byte
+ * that starts no valid UTF-8 character, and each control character, is '?'. */
+char *mw_xstrdup_text(const char *s);
 
 void *mw_xcalloc(size_t n, size_t size);
 void *mw_xrealloc(void *p, size_t n, size_t size);

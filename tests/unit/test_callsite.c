@@ -411,6 +411,25 @@ out:
 	account_free(&a);
 }
 
+/* Names read from a traced process reach text and JSON as valid UTF-8. */
+TEST(names_made_printable)
+{
+	char *s;
+
+	s = mw_xstrdup_text("at::empty_cpu(\xc3\xa9)");	/* é stays */
+	CHECK_STR(s, "at::empty_cpu(\xc3\xa9)");
+	free(s);
+	s = mw_xstrdup_text("4\x80");		/* a stray continuation byte */
+	CHECK_STR(s, "4?");
+	free(s);
+	s = mw_xstrdup_text("a\tb\xe2\x82");	/* a control, a cut sequence */
+	CHECK_STR(s, "a?b??");
+	free(s);
+	s = mw_xstrdup_text("\xc0\xaf");		/* overlong '/' */
+	CHECK_STR(s, "??");
+	free(s);
+}
+
 TEST(idmap_basics)
 {
 	struct mw_idmap m = { 0 };
@@ -546,6 +565,7 @@ int main(void)
 	RUN(unwound_frames_replace_the_chain);
 	RUN(cxx_parameter_lists_left_out);
 	RUN(python_frames_stand_for_eval_frames);
+	RUN(names_made_printable);
 	RUN(idmap_basics);
 	return unit_done();
 }

@@ -68,7 +68,7 @@ static char *take_text(const char **p, const char *end, uint16_t n)
 	if (!n || n > end - s || s[n - 1])
 		return NULL;
 	*p += n;
-	return mw_xstrdup(s);
+	return mw_xstrdup_text(s);
 }
 
 void callsites_sym(struct mw_callsites *cs, const void *data, uint32_t len)

@@ -713,9 +713,10 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 }
 
 /* --python: where pid's _PyRuntime is (bpf/python.bpf.h), 0: forget it. */
-int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint32_t epoch)
+int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint64_t code_type,
+		       uint32_t epoch)
 {
-	struct mw_py_target t = { .runtime = runtime, .epoch = epoch };
+	struct mw_py_target t = { .runtime = runtime, .code_type = code_type, .epoch = epoch };
 	__u32 key = (__u32)pid;
 	int fd = bpf_map__fd(c->skel->maps.py_runtime);
 

@@ -72,7 +72,8 @@ int capture_fd(struct mw_capture *c);
 
 /* --python: pid's _PyRuntime address, for the BPF walk, and a number new
  * for each of its address spaces; runtime 0 forgets it. */
-int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint32_t epoch);
+int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint64_t code_type,
+		       uint32_t epoch);
 /* Host-wide: start tracing pid with these totals (from /proc). */
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init);
 /* Host-wide: every entry now, into *out (caller frees); count or -errno. */

@@ -35,7 +35,7 @@ void pystacks_exec(struct mw_pystacks *ps)
 
 static char *take_str(const uint8_t *p, uint16_t n)
 {
-	return n && !p[n - 1] ? mw_xstrdup((const char *)p) : NULL;
+	return n && !p[n - 1] ? mw_xstrdup_text((const char *)p) : NULL;
 }
 
 /* A new entry even for a known address: stacks interned already keep the
@@ -56,7 +56,7 @@ static char *take_field(const char *p, size_t n)
 {
 	size_t k = strnlen(p, n);
 
-	return k && k < n ? mw_xstrdup(p) : NULL;
+	return k && k < n ? mw_xstrdup_text(p) : NULL;
 }
 
 void pystacks_code_rec(struct mw_pystacks *ps, const void *data, uint32_t len)

@@ -70,6 +70,11 @@ void python_free(struct mw_python *py)
 	free(py);
 }
 
+uint64_t python_code_type(const struct mw_python *py)
+{
+	return py->code_type;
+}
+
 bool python_settled(const struct mw_python *py)
 {
 	return py->reported || py->off;

@@ -32,6 +32,8 @@ void python_reset(struct mw_python *py);
  * said once on stderr, and not looked for again until python_reset().
  */
 uint64_t python_detect(struct mw_python *py);
+/* &PyCode_Type in the process, once python_detect() found it; 0: unknown. */
+uint64_t python_code_type(const struct mw_python *py);
 /* Found, or given up on, until the next exec. */
 bool python_settled(const struct mw_python *py);
 /* Might a mapping of this file hold an interpreter (python3.11, libpython)? */

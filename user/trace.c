@@ -354,6 +354,7 @@ static void catch_up(struct session *s)
 	model_for_each(mp, &s->acct->model)
 		model_set_recheck(&s->acct->model, mp, true);
 	reconcile_splits(s, true);
+	feed_seed(s, MW_SEED_MEASURE);	/* Pss, Locked, ...: as of now */
 }
 
 /* Files still mapped whose name is gone now show "(deleted)" in /proc. */
@@ -418,6 +419,8 @@ static void finish(struct session *s, bool exited, int status, uint64_t drain_li
 	if (s->alive && !s->acct->exited && s->acct->need_resync)
 		feed_seed(s, MW_SEED_RESYNC);
 	reconcile_splits(s, false);
+	if (s->alive && !s->acct->exited)
+		feed_seed(s, MW_SEED_MEASURE);
 	note_unlinked_files(s);
 	capture_emit_state(s->cap, s->pid, 1);
 	feed(s, &(struct mw_srec){ .kind = MW_S_END, .len = sizeof(end), .data = &end });

@@ -145,10 +145,10 @@ static const char smaps_sample[] =
 	"Private_Hugetlb:       0 kB\n"
 	"Swap:                  4 kB\n"
 	"SwapPss:              77 kB\n"
-	"Locked:                0 kB\n"
+	"Locked:               12 kB\n"
 	"THPeligible:           0\n"
 	"ProtectionKey:         0\n"
-	"VmFlags: rd wr mr mw me ac \n"
+	"VmFlags: rd wr mr mw me ac lo \n"
 	"7f2c1c000000-7f2c1c400000 rw-p 00000000 00:00 0 \n"
 	"Size:               4096 kB\n"
 	"KernelPageSize:        4 kB\n"
@@ -165,6 +165,7 @@ static const char smaps_sample[] =
 	"Rss:                 160 kB\n"
 	"Pss:                  32 kB\n"
 	"Pss_Anon:              0 kB\n"
+	"Pss_File:              7 kB\n"
 	"Anonymous:             0 kB\n"
 	"Swap:                  0 kB\n"
 	"VmFlags: rd mr mw me sd \n"
@@ -703,16 +704,23 @@ TEST(smaps_sample_parse)
 	CHECK_EQ_U64(m.v[0].anon, 8 * 1024);
 	CHECK_EQ_U64(m.v[0].anon_huge, 0);
 	CHECK_EQ_U64(m.v[0].swap, 4 * 1024);	/* not SwapPss */
+	CHECK_EQ_U64(m.v[0].swap_pss, 77 * 1024);
+	CHECK_EQ_U64(m.v[0].pss_dirty, 99 * 1024);
+	CHECK_EQ_U64(m.v[0].locked, 12 * 1024);
 
 	CHECK_STR(m.v[1].path, "");
 	CHECK_EQ_U64(m.v[1].end - m.v[1].start, 4096 * 1024);
 	CHECK_EQ_U64(m.v[1].rss, 4096 * 1024);
 	CHECK_EQ_U64(m.v[1].anon_huge, 4096 * 1024);
+	CHECK_EQ_U64(m.v[1].locked, 0);		/* no line: 0 */
+	CHECK_EQ_U64(m.v[1].swap_pss, 0);
 
 	CHECK_STR(m.v[2].path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
 	CHECK_EQ_U64(m.v[2].rss, 160 * 1024);
 	CHECK_EQ_U64(m.v[2].pss, 32 * 1024);	/* not Pss_Anon */
 	CHECK_EQ_U64(m.v[2].anon, 0);
+	CHECK_EQ_U64(m.v[2].pss_anon, 0);
+	CHECK_EQ_U64(m.v[2].pss_file, 7 * 1024);
 
 	CHECK_STR(m.v[3].path, "[vsyscall]");
 	CHECK_EQ_U64(m.v[3].rss, 0);
@@ -731,6 +739,11 @@ TEST(smaps_rollup)
 		CHECK_EQ_U64(m.v[0].rss, 1744 * 1024);
 		CHECK_EQ_U64(m.v[0].pss, 526 * 1024);
 		CHECK_EQ_U64(m.v[0].anon, 112 * 1024);
+		CHECK_EQ_U64(m.v[0].pss_dirty, 112 * 1024);
+		CHECK_EQ_U64(m.v[0].pss_anon, 112 * 1024);
+		CHECK_EQ_U64(m.v[0].pss_file, 414 * 1024);
+		CHECK_EQ_U64(m.v[0].pss_shmem, 0);
+		CHECK_EQ_U64(m.v[0].locked, 0);
 	}
 	procfs_maps_free(&m);
 }
@@ -783,6 +796,8 @@ TEST(smaps_malformed)
 		"7f00-7f01 rw-p 0 00:00 0\nRss:\n",
 		"7f00-7f01 rw-p 0 00:00 0\nPss: 4 kB 5\n",
 		"7f00-7f01 rw-p 0 00:00 0\nAnonymous: 1 2 kB\n",
+		"7f00-7f01 rw-p 0 00:00 0\nLocked: 4 pages\n",
+		"7f00-7f01 rw-p 0 00:00 0\nSwapPss: -1 kB\n",
 		"7f00-7f01 rw-p 0 00:00\nRss: 4 kB\n",	/* bad header */
 		"7f00-7f01 rw-p 0 00:00 0\n7f01-7f02 rw-q 0 00:00 0\n",
 	};

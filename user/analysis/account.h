@@ -40,6 +40,15 @@ struct mw_account {
 	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
 	uint64_t lost_attr_faults;
 	uint64_t execs;
+	/* The end measure (MW_SEED_MEASURE): when, the sums over its VMAs,
+	 * and smaps_rollup's Pss split, which no VMA's lines give. */
+	struct {
+		uint64_t ts;		/* 0: none */
+		uint64_t nvmas, matched;	/* VMAs read, found in the table */
+		struct mw_smaps_meas sum;
+		bool rollup;
+		uint64_t pss_anon, pss_file, pss_shmem;
+	} smaps;
 
 	struct mw_phases phases;
 	struct mw_hists hists;	/* sizes, lifetimes, touched (hists.h) */

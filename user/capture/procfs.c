@@ -301,6 +301,18 @@ static uint64_t *smaps_counter(struct pm_vma *v, const char *key, size_t len)
 		return &v->anon_huge;
 	if (KEY_IS("Swap"))
 		return &v->swap;
+	if (KEY_IS("SwapPss"))
+		return &v->swap_pss;
+	if (KEY_IS("Locked"))
+		return &v->locked;
+	if (KEY_IS("Pss_Dirty"))
+		return &v->pss_dirty;
+	if (KEY_IS("Pss_Anon"))
+		return &v->pss_anon;
+	if (KEY_IS("Pss_File"))
+		return &v->pss_file;
+	if (KEY_IS("Pss_Shmem"))
+		return &v->pss_shmem;
 	return NULL;
 #undef KEY_IS
 }

@@ -30,6 +30,8 @@ struct pm_vma {			/* one line of /proc/PID/maps */
 	char *path;			/* malloc'd, "" if none; "\012" unescaped back to '\n' */
 	/* filled by procfs_read_smaps only, else 0: */
 	uint64_t rss, anon, anon_huge, swap, pss; /* bytes */
+	uint64_t pss_dirty, swap_pss, locked;	/* bytes */
+	uint64_t pss_anon, pss_file, pss_shmem;	/* bytes; smaps_rollup only */
 };
 
 struct pm_maps {

@@ -50,6 +50,8 @@ struct session {
 	struct mw_oracle_ans answers[MAX_ORACLE_PER_RECORD];
 	size_t nanswers;
 	struct mw_control ctl;	/* 'memwatch mark' */
+	int pagemap_fd;		/* its pagemap, opened with our capabilities
+				 * (page frames: the zero page), -1: none */
 	struct mw_symbolizer *syms;	/* --stacks */
 };
 
@@ -108,8 +110,13 @@ static void sink(void *ctx, const struct mw_srec *r)
 		symbolizer_reset(s->syms);
 	/* exec built a new address space without syscalls: read it now,
 	 * before anything that follows in the buffer is applied. */
-	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC)
+	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC) {
+		/* The pagemap opened before reads the old address space. */
+		if (s->pagemap_fd >= 0)
+			close(s->pagemap_fd);
+		s->pagemap_fd = -1;
 		feed_seed(s, MW_SEED_EXEC);
+	}
 }
 
 /* privs_drop() asks: does bpf() on our maps work without CAP_BPF?  Any
@@ -124,6 +131,16 @@ static bool bpf_probe(void *ctx)
 	return err != -EPERM;
 }
 
+/* RSS of [start, end) of the process: from the pagemap opened at the
+ * start while it is the same address space, else opened now. */
+static int session_pagemap(struct session *s, uint64_t start, uint64_t end,
+			   uint64_t *anon, uint64_t *file)
+{
+	if (s->pagemap_fd >= 0)
+		return procfs_pagemap_rss_fd(s->pagemap_fd, start, end, anon, file);
+	return procfs_pagemap_rss(s->pid, start, end, anon, file);
+}
+
 static int oracle_pagemap(void *ctx, uint64_t start, uint64_t end,
 			  uint64_t *anon, uint64_t *file)
 {
@@ -132,7 +149,7 @@ static int oracle_pagemap(void *ctx, uint64_t start, uint64_t end,
 
 	*anon = *file = 0;
 	if (s->alive && !s->acct->exited)
-		err = procfs_pagemap_rss(s->pid, start, end, anon, file);
+		err = session_pagemap(s, start, end, anon, file);
 	if (s->nanswers < MAX_ORACLE_PER_RECORD)
 		s->answers[s->nanswers++] = (struct mw_oracle_ans){
 			.pid = s->pid, .err = err, .start = start, .end = end,
@@ -194,6 +211,8 @@ static int start_target(struct session *s, const struct trace_opts *o)
 			kill(s->pid, SIGKILL);
 		return err;
 	}
+	/* Before the capabilities go: page frames (the zero page). */
+	s->pagemap_fd = procfs_pagemap_open(s->pid);
 	feed_seed(s, MW_SEED_ATTACH);
 	/* -p: the process ran on while smaps was read, and the kernel side
 	 * counted its changes from before the read: the records apply them
@@ -312,7 +331,7 @@ static void reconcile_splits(struct session *s, bool held)
 		uint64_t anon, file;
 
 		next = TAILQ_NEXT(mp, recheck_node);
-		if (procfs_pagemap_rss(s->pid, mp->start, mp->end, &anon, &file))
+		if (session_pagemap(s, mp->start, mp->end, &anon, &file))
 			continue;
 		/* The slots hold what the table has yet to receive; if they
 		 * moved while pagemap was read, the mapping is busy: later. */
@@ -626,7 +645,7 @@ static uint64_t cpu_ns(void)
 
 int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_status)
 {
-	struct session s = { .o = o, .acct = acct };
+	struct session s = { .o = o, .acct = acct, .pagemap_fd = -1 };
 	struct mw_capture_opts co = {
 		.max_procs = o->max_procs,
 		.ringbuf_bytes = o->ringbuf_bytes,
@@ -647,6 +666,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	if (!o->cmd && (err = preflight_pid(o->pid)))
 		return err;
 	acct->model.oracle = (struct mw_oracle){ .range_rss = oracle_pagemap, .ctx = &s };
+	procfs_pagemap_probe_zero();
 	mw_dbg("preflight done");
 	err = capture_open(&s.cap, &co);
 	if (err)
@@ -678,5 +698,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	capture_close(s.cap);
 	mw_dbg("detached");
 	symbolizer_free(s.syms);
+	if (s.pagemap_fd >= 0)
+		close(s.pagemap_fd);
 	return err;
 }

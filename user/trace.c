@@ -318,9 +318,17 @@ static void reconcile_splits(struct session *s, bool held)
 		return;
 	k = mw_xcalloc(1, sizeof(*k));
 	k2 = mw_xcalloc(1, sizeof(*k2));
-	/* Caught up: every structural record the kernel emitted is applied. */
+	/* Caught up: every structural record the kernel emitted is applied,
+	 * and every harvest of the slots: one still in the buffer holds RSS
+	 * that pagemap shows already and the slots no longer do (a sample's
+	 * harvest, taken by the sampler thread: brk -p under load, the heap
+	 * +1 MiB). */
 	if (capture_proc_read(s->cap, s->pid, k) ||
 	    (!held && (k->seq != s->acct->last_seq || k->in_sys)))
+		goto out;
+	/* Held too: 'memwatch mark' harvests from our side.  Records lost on
+	 * the way leave the count ahead for good: held, nothing is in flight. */
+	if ((uint32_t)k->harvests != s->acct->last_hseq && !(held && k->lost))
 		goto out;
 	s->acct->concurrent |= k->reorders != 0;
 	/* The walk may clear mp's recheck (feed: MW_S_RECONCILE), not others'. */
@@ -337,7 +345,7 @@ static void reconcile_splits(struct session *s, bool held)
 		 * moved while pagemap was read, the mapping is busy: later. */
 		slots_in(k, mp->start, mp->end, before);
 		if (capture_proc_read(s->cap, s->pid, k2) || k2->seq != k->seq ||
-		    (!held && k2->in_sys))
+		    k2->harvests != k->harvests || (!held && k2->in_sys))
 			break;
 		slots_in(k2, mp->start, mp->end, after);
 		if (memcmp(before, after, sizeof(before)))
@@ -369,10 +377,14 @@ static void catch_up(struct session *s)
 
 	drain(s, 0);
 	feed_seed(s, MW_SEED_RESYNC);	/* names and layout, as /proc has them */
-	/* Every mapping's RSS, measured while it is still there. */
+	/* Every mapping's RSS, measured while it is still there; again if a
+	 * harvest from our side ('memwatch mark') came in between. */
 	model_for_each(mp, &s->acct->model)
 		model_set_recheck(&s->acct->model, mp, true);
-	reconcile_splits(s, true);
+	for (int i = 0; i < 3 && s->acct->model.nrecheck; i++) {
+		reconcile_splits(s, true);
+		drain(s, 0);
+	}
 	feed_seed(s, MW_SEED_MEASURE);	/* Pss, Locked, ...: as of now */
 }
 

@@ -611,6 +611,27 @@ static void mmap_newmap(struct mw_account *a, uint32_t seq)
 	feed_op(a, r);
 }
 
+/* Each harvest's number is kept: a re-measure waits until the kernel's
+ * last one is applied (user/trace.c reconcile_splits). */
+TEST(deltas_harvest_number)
+{
+	struct mw_account a;
+	struct mw_deltas_rec *d;
+
+	attach(&a);
+	d = deltas_new(0, 5000);
+	d->hseq = 7;
+	deltas_add(d, ANON1M, 0, P, 0, 0, P, 1);
+	feed_deltas(&a, d);
+	CHECK_EQ_U64(a.last_hseq, 7);
+	d = deltas_new(0, 5100);	/* empty: still a harvest */
+	d->hseq = 8;
+	feed_deltas(&a, d);
+	CHECK_EQ_U64(a.last_hseq, 8);
+	CHECK_EQ_INT(at(&a, ANON1M)->rss[MW_ANON], 17 * P);
+	account_free(&a);
+}
+
 TEST(deltas_land_on_mappings)
 {
 	struct mw_account a;
@@ -630,6 +651,7 @@ TEST(deltas_land_on_mappings)
 		   4 * sizeof(struct mw_slot));
 	free(d);
 
+	CHECK_EQ_U64(a.last_hseq, 0);
 	mp = at(&a, NEWMAP);
 	CHECK_EQ_INT(mp->rss[MW_ANON], 8 * P);
 	CHECK_EQ_U64(mp->faults, 12);
@@ -1789,6 +1811,7 @@ int main(void)
 	RUN(mmap_populate);
 	RUN(mmap_fixed_over_resident);
 	RUN(mmap_merges_with_neighbour);
+	RUN(deltas_harvest_number);
 	RUN(deltas_land_on_mappings);
 	RUN(munmap_part);
 	RUN(munmap_kept_peak_follows);

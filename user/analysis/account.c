@@ -141,6 +141,7 @@ static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
 	uint32_t max = (len - offsetof(struct mw_deltas_rec, slots)) / sizeof(struct mw_slot);
 
 	max = MW_MIN(max, (uint32_t)MW_SLOTS);	/* a damaged record may be longer */
+	a->last_hseq = d->hseq;		/* for re-measures (user/trace.c) */
 	for (uint32_t i = 0; i < d->nr && i < max; i++)
 		apply_slot(a, &d->slots[i]);
 }

@@ -27,6 +27,7 @@ struct mw_account {
 	uint64_t stats[MW_NR_STATS];	/* host-wide, from the kernel */
 
 	uint32_t last_seq;	/* structural sequence, to detect lost records */
+	uint32_t last_hseq;	/* the last MW_REC_DELTAS applied (its hseq) */
 	bool seq_known;
 	uint64_t seq_gaps;	/* structural records known lost */
 	uint64_t coalesced_windows; /* ring-buffer pressure windows (bpf/syscalls.bpf.h) */

@@ -449,6 +449,18 @@ static void finish(struct session *s, bool exited, int status, uint64_t drain_li
 		s->acct->need_resync = true;
 	if (s->alive && !s->acct->exited && s->acct->need_resync)
 		feed_seed(s, MW_SEED_RESYNC);
+	/* -p, or a command still running: every mapping measured again if
+	 * the process is quiet now (as at the exit hold).  What the attach
+	 * could not place exactly ends here: the first counter change after
+	 * capture_track() carries every change since seed_proc_init() read
+	 * status, which the smaps seed holds as well when it came in between
+	 * (Go -p: a 4 MiB arena +480 KiB, once in 40 runs). */
+	if (s->alive && !s->acct->exited) {
+		struct mw_mapping *mp;
+
+		model_for_each(mp, &s->acct->model)
+			model_set_recheck(&s->acct->model, mp, true);
+	}
 	reconcile_splits(s, false);
 	if (s->alive && !s->acct->exited)
 		feed_seed(s, MW_SEED_MEASURE);

@@ -288,34 +288,31 @@ static bool is_vma_header(const struct cur *line)
 	return p > line->p && p < line->end && *p == '-';
 }
 
+/* The smaps counters memwatch keeps, and where they go. */
+static const struct smaps_key {
+	const char *key;
+	size_t off;
+} smaps_keys[] = {
+	{ "Rss", offsetof(struct pm_vma, rss) },
+	{ "Pss", offsetof(struct pm_vma, pss) },
+	{ "Anonymous", offsetof(struct pm_vma, anon) },
+	{ "AnonHugePages", offsetof(struct pm_vma, anon_huge) },
+	{ "Swap", offsetof(struct pm_vma, swap) },
+	{ "SwapPss", offsetof(struct pm_vma, swap_pss) },
+	{ "Locked", offsetof(struct pm_vma, locked) },
+	{ "Pss_Dirty", offsetof(struct pm_vma, pss_dirty) },
+	{ "Pss_Anon", offsetof(struct pm_vma, pss_anon) },	/* smaps_rollup */
+	{ "Pss_File", offsetof(struct pm_vma, pss_file) },
+	{ "Pss_Shmem", offsetof(struct pm_vma, pss_shmem) },
+};
+
 /* Where an smaps counter memwatch keeps goes, or NULL to ignore the line. */
 static uint64_t *smaps_counter(struct pm_vma *v, const char *key, size_t len)
 {
-#define KEY_IS(k) (len == sizeof(k) - 1 && !memcmp(key, k, len))
-	if (KEY_IS("Rss"))
-		return &v->rss;
-	if (KEY_IS("Pss"))
-		return &v->pss;
-	if (KEY_IS("Anonymous"))
-		return &v->anon;
-	if (KEY_IS("AnonHugePages"))
-		return &v->anon_huge;
-	if (KEY_IS("Swap"))
-		return &v->swap;
-	if (KEY_IS("SwapPss"))
-		return &v->swap_pss;
-	if (KEY_IS("Locked"))
-		return &v->locked;
-	if (KEY_IS("Pss_Dirty"))
-		return &v->pss_dirty;
-	if (KEY_IS("Pss_Anon"))
-		return &v->pss_anon;
-	if (KEY_IS("Pss_File"))
-		return &v->pss_file;
-	if (KEY_IS("Pss_Shmem"))
-		return &v->pss_shmem;
+	for (size_t i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++)
+		if (strlen(smaps_keys[i].key) == len && !memcmp(key, smaps_keys[i].key, len))
+			return (uint64_t *)((char *)v + smaps_keys[i].off);
 	return NULL;
-#undef KEY_IS
 }
 
 /*

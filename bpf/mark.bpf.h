@@ -20,7 +20,14 @@ static __always_inline void emit_mark(struct mw_proc *p, __u32 tgid, __u32 kind,
 
 	if (p->flags & MW_PROC_DEAD)
 		return;
-	slots_harvest(p, tgid);
+	/* A boundary takes the slots' RSS into the phase that ends; a sample
+	 * reads the totals only, and leaves the slots alone: its harvest,
+	 * taken by the loader's sampler thread at any moment, was a record
+	 * in flight that a re-measure could not see (brk -p under load: the
+	 * heap re-measured at the exit hold with the last 1 MiB in the
+	 * buffer, then that 1 MiB applied on top). */
+	if (kind != MW_MARK_SAMPLE)
+		slots_harvest(p, tgid);
 	sc = scratch_get(0);
 	if (!sc)
 		return;

@@ -166,7 +166,7 @@ struct mw_slot {
 struct mw_deltas_rec {
 	struct mw_rec_hdr hdr;
 	__u32 nr;
-	__u32 pad;
+	__u32 hseq;		/* mw_proc.harvests after this one (low 32 bits) */
 	struct mw_slot slots[MW_SLOTS];
 };
 
@@ -376,6 +376,10 @@ struct mw_proc {
 	__u64 reorders;		/* concurrent changes seen out of order */
 	__u64 lost;		/* records this process could not emit */
 	__u64 slot_evictions;	/* slot collisions flushed early */
+	__u64 harvests;		/* MW_REC_DELTAS emitted: they carry no
+				 * structural sequence (a marker's, an
+				 * eviction's come between op records), and a
+				 * re-measure must know none is in flight */
 	__u64 slot_dirty;	/* bit i: slots[i] was added to since harvested */
 	__u64 coalescing;	/* calls counted, not sent, in the window now open */
 	__u64 coalesce_ts;	/* ... which opened then */

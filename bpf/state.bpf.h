@@ -373,6 +373,7 @@ static __always_inline void slot_evict(struct mw_proc *p, __u32 tgid,
 	hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
 	sc->deltas.nr = 1;
 	slot_take(&sc->deltas.slots[0], s);
+	sc->deltas.hseq = (__u32)mw_add_fetch(&p->harvests, 1);
 	emit(p, &sc->deltas, offsetof(struct mw_deltas_rec, slots) + sizeof(struct mw_slot));
 }
 
@@ -534,6 +535,9 @@ static __always_inline void harvest_emit(struct mw_proc *p, __u32 tgid, __u32 ti
 		hdr_set(&sc->deltas.hdr, MW_REC_DELTAS, tgid, tid, p->seq, ts);
 	else
 		hdr_fill(&sc->deltas.hdr, MW_REC_DELTAS, tgid, p->seq);
+	/* Counted before it is out: a re-measure that reads the count while
+	 * the record is on its way waits for it (user/trace.c). */
+	c.out->hseq = (__u32)mw_add_fetch(&p->harvests, 1);
 	size = offsetof(struct mw_deltas_rec, slots) + n * sizeof(struct mw_slot);
 	if (size > sizeof(sc->deltas))
 		size = sizeof(sc->deltas);

@@ -41,6 +41,9 @@ enum mw_seed_mode {
 	MW_SEED_ATTACH = 1,	/* smaps text: layout and per-mapping RSS */
 	MW_SEED_EXEC,		/* maps text after exec: new layout, RSS from 0 */
 	MW_SEED_RESYNC,		/* maps text: correct the layout, keep statistics */
+	MW_SEED_MEASURE,	/* smaps, then smaps_rollup text: the kernel's
+				 * counters at ts (Pss, Locked, ...); layout
+				 * and RSS untouched */
 };
 
 struct mw_seed {

@@ -42,7 +42,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(s.v[i].end >= s.v[i].start);
 		/* kB counters are stored in bytes */
 		FUZZ_CHECK(s.v[i].rss % 1024 == 0 && s.v[i].anon % 1024 == 0 &&
-			   s.v[i].swap % 1024 == 0);
+			   s.v[i].swap % 1024 == 0 && s.v[i].pss % 1024 == 0 &&
+			   s.v[i].anon_huge % 1024 == 0 && s.v[i].locked % 1024 == 0 &&
+			   s.v[i].swap_pss % 1024 == 0 && s.v[i].pss_dirty % 1024 == 0 &&
+			   s.v[i].pss_anon % 1024 == 0 && s.v[i].pss_file % 1024 == 0 &&
+			   s.v[i].pss_shmem % 1024 == 0);
 	}
 
 	/* The header lines alone, as maps text. */

@@ -307,6 +307,75 @@ TEST(seed_malformed_ignored)
 	account_free(&a);
 }
 
+/* The end measure: smaps counters to the mappings of the same range, the
+ * rollup's Pss split to the process; layout and RSS untouched. */
+TEST(seed_measure)
+{
+	struct mw_account a;
+	struct mw_mapping *mp;
+	const struct mw_smaps_meas *sm;
+	int64_t anon = 0;
+	static const char text[] =
+		"555555560000-555555581000 rw-p 00000000 00:00 0                          [heap]\n"
+		"Rss:                  12 kB\n"
+		"Pss:                   6 kB\n"
+		"Pss_Dirty:             6 kB\n"
+		"AnonHugePages:         0 kB\n"
+		"Swap:                  4 kB\n"
+		"SwapPss:               2 kB\n"
+		"Locked:                6 kB\n"
+		"7f0000000000-7f0000100000 rw-p 00000000 00:00 0 \n"
+		"Rss:                1024 kB\n"
+		"Pss:                1024 kB\n"
+		"AnonHugePages:      1024 kB\n"
+		/* not the table's range (7f0000200000-7f0000210000): no match */
+		"7f0000200000-7f0000208000 rw-s 00000000 00:01 2058                       /memfd:buf (deleted)\n"
+		"Pss:                  16 kB\n"
+		"555555554000-7ffd00102000 ---p 00000000 00:00 0                          [rollup]\n"
+		"Pss:                1046 kB\n"
+		"Pss_Anon:           1030 kB\n"
+		"Pss_File:              0 kB\n"
+		"Pss_Shmem:            16 kB\n";
+
+	attach(&a);
+	anon = model_rss(&a.model, MW_ANON);
+	feed_seed(&a, MW_SEED_MEASURE, 5000, SB, BRK, SSTACK, text, NULL, "");
+	CHECK_EQ_U64(a.model.nlive, SEED_NLIVE);
+	CHECK_EQ_U64(a.model.ndead, 0);
+	CHECK_EQ_INT(model_rss(&a.model, MW_ANON), anon);
+	CHECK_EQ_U64(a.smaps.ts, 5000);
+	CHECK_EQ_U64(a.smaps.nvmas, 3);
+	CHECK_EQ_U64(a.smaps.matched, 2);
+	CHECK_EQ_U64(a.smaps.sum.pss, 1046 * KB);
+	CHECK_EQ_U64(a.smaps.sum.locked, 6 * KB);
+	CHECK_EQ_U64(a.smaps.sum.anon_huge, 1024 * KB);
+	CHECK_EQ_U64(a.smaps.sum.swap_pss, 2 * KB);
+	CHECK(a.smaps.rollup);
+	CHECK_EQ_U64(a.smaps.pss_anon, 1030 * KB);
+	CHECK_EQ_U64(a.smaps.pss_shmem, 16 * KB);
+	sm = mapping_measured(at(&a, 0x555555560000));
+	if (CHECK(sm)) {
+		CHECK_EQ_U64(sm->pss, 6 * KB);
+		CHECK_EQ_U64(sm->pss_dirty, 6 * KB);
+		CHECK_EQ_U64(sm->swap, 4 * KB);
+		CHECK_EQ_U64(sm->swap_pss, 2 * KB);
+		CHECK_EQ_U64(sm->locked, 6 * KB);
+	}
+	sm = mapping_measured(at(&a, ANON1M));
+	CHECK(sm && sm->anon_huge == 1024 * KB && sm->locked == 0);
+	CHECK(!mapping_measured(at(&a, MEMFD)));
+	CHECK(!mapping_measured(at(&a, STACK)));	/* not in the text */
+	/* A change of range after the measure: no measure for either piece. */
+	mp = at(&a, ANON1M);
+	mp->end -= 4096;
+	CHECK(!mapping_measured(mp));
+	mp->end += 4096;
+	/* Unparseable text: the last measure stays. */
+	feed_seed(&a, MW_SEED_MEASURE, 6000, SB, BRK, SSTACK, "not smaps\n", NULL, "");
+	CHECK_EQ_U64(a.smaps.ts, 5000);
+	account_free(&a);
+}
+
 /* ---- mmap --------------------------------------------------------------------- */
 
 #define NEWMAP	0x7f0000600000ull
@@ -542,6 +611,27 @@ static void mmap_newmap(struct mw_account *a, uint32_t seq)
 	feed_op(a, r);
 }
 
+/* Each harvest's number is kept: a re-measure waits until the kernel's
+ * last one is applied (user/trace.c reconcile_splits). */
+TEST(deltas_harvest_number)
+{
+	struct mw_account a;
+	struct mw_deltas_rec *d;
+
+	attach(&a);
+	d = deltas_new(0, 5000);
+	d->hseq = 7;
+	deltas_add(d, ANON1M, 0, P, 0, 0, P, 1);
+	feed_deltas(&a, d);
+	CHECK_EQ_U64(a.last_hseq, 7);
+	d = deltas_new(0, 5100);	/* empty: still a harvest */
+	d->hseq = 8;
+	feed_deltas(&a, d);
+	CHECK_EQ_U64(a.last_hseq, 8);
+	CHECK_EQ_INT(at(&a, ANON1M)->rss[MW_ANON], 17 * P);
+	account_free(&a);
+}
+
 TEST(deltas_land_on_mappings)
 {
 	struct mw_account a;
@@ -561,6 +651,7 @@ TEST(deltas_land_on_mappings)
 		   4 * sizeof(struct mw_slot));
 	free(d);
 
+	CHECK_EQ_U64(a.last_hseq, 0);
 	mp = at(&a, NEWMAP);
 	CHECK_EQ_INT(mp->rss[MW_ANON], 8 * P);
 	CHECK_EQ_U64(mp->faults, 12);
@@ -1715,10 +1806,12 @@ int main(void)
 {
 	RUN(seed_attach);
 	RUN(seed_malformed_ignored);
+	RUN(seed_measure);
 	RUN(mmap_new_mapping);
 	RUN(mmap_populate);
 	RUN(mmap_fixed_over_resident);
 	RUN(mmap_merges_with_neighbour);
+	RUN(deltas_harvest_number);
 	RUN(deltas_land_on_mappings);
 	RUN(munmap_part);
 	RUN(munmap_kept_peak_follows);

@@ -141,6 +141,7 @@ static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
 	uint32_t max = (len - offsetof(struct mw_deltas_rec, slots)) / sizeof(struct mw_slot);
 
 	max = MW_MIN(max, (uint32_t)MW_SLOTS);	/* a damaged record may be longer */
+	a->last_hseq = d->hseq;		/* for re-measures (user/trace.c) */
 	for (uint32_t i = 0; i < d->nr && i < max; i++)
 		apply_slot(a, &d->slots[i]);
 }
@@ -718,6 +719,53 @@ static void seed_rss(struct mw_mapping *mp, const struct pm_vma *p)
 	mp->rss_peak = mapping_rss_total(mp);
 }
 
+/*
+ * The end measure: smaps (and smaps_rollup) read at s->ts, once the table
+ * had caught up.  Each VMA's counters go to the mapping of the same range;
+ * nothing else changes.  A VMA with no such mapping (the table is wrong
+ * there: the RSS check says so) is counted, not matched.
+ */
+static void apply_measure(struct mw_account *a, const struct mw_seed *s, const char *text)
+{
+	struct pm_maps pm = { 0 };
+
+	if (procfs_parse_smaps(text, s->maps_len, &pm))
+		return;
+	memset(&a->smaps, 0, sizeof(a->smaps));
+	a->smaps.ts = s->ts;
+	for (size_t i = 0; i < pm.n; i++) {
+		const struct pm_vma *v = &pm.v[i];
+		struct mw_smaps_meas sm = {
+			.start = v->start, .end = v->end, .pss = v->pss,
+			.pss_dirty = v->pss_dirty, .swap = v->swap, .swap_pss = v->swap_pss,
+			.anon_huge = v->anon_huge, .locked = v->locked,
+		};
+		struct mw_mapping *mp;
+
+		/* smaps_rollup comes last: one "[rollup]" entry, no VMA. */
+		if (i == pm.n - 1 && i && v->path && !strcmp(v->path, "[rollup]")) {
+			a->smaps.rollup = true;
+			a->smaps.pss_anon = v->pss_anon;
+			a->smaps.pss_file = v->pss_file;
+			a->smaps.pss_shmem = v->pss_shmem;
+			break;
+		}
+		a->smaps.nvmas++;
+		a->smaps.sum.pss += sm.pss;
+		a->smaps.sum.pss_dirty += sm.pss_dirty;
+		a->smaps.sum.swap += sm.swap;
+		a->smaps.sum.swap_pss += sm.swap_pss;
+		a->smaps.sum.anon_huge += sm.anon_huge;
+		a->smaps.sum.locked += sm.locked;
+		mp = model_find(&a->model, v->start);
+		if (mp && mp->start == v->start && mp->end == v->end) {
+			mp->sm = sm;
+			a->smaps.matched++;
+		}
+	}
+	procfs_maps_free(&pm);
+}
+
 /* Not inlined: a seed carries the whole layout, and scripts/bench/regress
  * leaves its cost out of what a record costs (callgrind --toggle-collect). */
 static __attribute__((noinline)) void apply_seed(struct mw_account *a, const struct mw_seed *s,
@@ -732,6 +780,10 @@ static __attribute__((noinline)) void apply_seed(struct mw_account *a, const str
 
 	if (len < sizeof(*s) || (uint64_t)s->maps_len + s->mountinfo_len > len - sizeof(*s))
 		return;
+	if (s->mode == MW_SEED_MEASURE) {
+		apply_measure(a, s, maps);
+		return;
+	}
 	if (!a->start_ns)
 		a->start_ns = s->ts;	/* the trace begins with its first seed */
 	if (!a->pid)

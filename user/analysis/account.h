@@ -27,6 +27,7 @@ struct mw_account {
 	uint64_t stats[MW_NR_STATS];	/* host-wide, from the kernel */
 
 	uint32_t last_seq;	/* structural sequence, to detect lost records */
+	uint32_t last_hseq;	/* the last MW_REC_DELTAS applied (its hseq) */
 	bool seq_known;
 	uint64_t seq_gaps;	/* structural records known lost */
 	uint64_t coalesced_windows; /* ring-buffer pressure windows (bpf/syscalls.bpf.h) */
@@ -40,6 +41,15 @@ struct mw_account {
 	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
 	uint64_t lost_attr_faults;
 	uint64_t execs;
+	/* The end measure (MW_SEED_MEASURE): when, the sums over its VMAs,
+	 * and smaps_rollup's Pss split, which no VMA's lines give. */
+	struct {
+		uint64_t ts;		/* 0: none */
+		uint64_t nvmas, matched;	/* VMAs read, found in the table */
+		struct mw_smaps_meas sum;
+		bool rollup;
+		uint64_t pss_anon, pss_file, pss_shmem;
+	} smaps;
 
 	struct mw_phases phases;
 	struct mw_hists hists;	/* sizes, lifetimes, touched (hists.h) */

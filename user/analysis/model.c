@@ -67,6 +67,12 @@ int64_t mapping_rss_total(const struct mw_mapping *mp)
 	return mp->rss[MW_FILE] + mp->rss[MW_ANON] + mp->rss[MW_SHMEM];
 }
 
+const struct mw_smaps_meas *mapping_measured(const struct mw_mapping *mp)
+{
+	return mp->sm.end && mp->sm.start == mp->start && mp->sm.end == mp->end ?
+	       &mp->sm : NULL;
+}
+
 /*
  * A mapping's peak RSS: the highest total it has held, in whole pages and
  * never above its size.  A total above the size (a change spread over a

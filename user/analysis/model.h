@@ -49,6 +49,17 @@ struct mw_vma_state {
 	const char *path;	/* file path, or a bracketed name, or NULL */
 };
 
+/*
+ * The kernel's smaps counters of one VMA, in bytes, read once at the end:
+ * no event gives them (Pss and Locked need the pages' sharing counts,
+ * AnonHugePages the PMD mappings that a split changes silently).
+ */
+struct mw_smaps_meas {
+	uint64_t start, end;	/* the VMA measured (0, 0: none); a mapping
+				 * whose range changed since has no measure */
+	uint64_t pss, pss_dirty, swap, swap_pss, anon_huge, locked;
+};
+
 struct mw_mapping {
 	RB_ENTRY(mw_mapping) node;	/* in the live table, if in_table */
 	TAILQ_ENTRY(mw_mapping) recheck_node;	/* in m->recheck, if also recheck */
@@ -85,6 +96,7 @@ struct mw_mapping {
 	uint32_t stack;		/* --stacks: the call that mapped most of it (callsite.h), 0: unknown */
 	uint64_t stack_vm;	/* ... how much that call mapped, bytes */
 	uint32_t fault_stack;	/* --stacks: its first fault's stack, 0: unknown */
+	struct mw_smaps_meas sm;	/* smaps at the end measure (MW_SEED_MEASURE) */
 };
 
 /* Tells how much of [start, end) is resident right now (pagemap), so a split
@@ -186,6 +198,8 @@ int64_t model_rss(const struct mw_model *m, int member);
 const char *model_check(const struct mw_model *m);
 
 int64_t mapping_rss_total(const struct mw_mapping *mp);
+/* mp's end measure, or NULL: none, or its range has changed since. */
+const struct mw_smaps_meas *mapping_measured(const struct mw_mapping *mp);
 /* Add signed RSS to a mapping, raising its peak if need be. */
 /* Raise mp's peak RSS to total: whole pages, at most its size. */
 void mapping_note_peak(struct mw_mapping *mp, int64_t total);

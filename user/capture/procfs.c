@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "capture/procfs.h"
@@ -287,22 +288,31 @@ static bool is_vma_header(const struct cur *line)
 	return p > line->p && p < line->end && *p == '-';
 }
 
+/* The smaps counters memwatch keeps, and where they go. */
+static const struct smaps_key {
+	const char *key;
+	size_t off;
+} smaps_keys[] = {
+	{ "Rss", offsetof(struct pm_vma, rss) },
+	{ "Pss", offsetof(struct pm_vma, pss) },
+	{ "Anonymous", offsetof(struct pm_vma, anon) },
+	{ "AnonHugePages", offsetof(struct pm_vma, anon_huge) },
+	{ "Swap", offsetof(struct pm_vma, swap) },
+	{ "SwapPss", offsetof(struct pm_vma, swap_pss) },
+	{ "Locked", offsetof(struct pm_vma, locked) },
+	{ "Pss_Dirty", offsetof(struct pm_vma, pss_dirty) },
+	{ "Pss_Anon", offsetof(struct pm_vma, pss_anon) },	/* smaps_rollup */
+	{ "Pss_File", offsetof(struct pm_vma, pss_file) },
+	{ "Pss_Shmem", offsetof(struct pm_vma, pss_shmem) },
+};
+
 /* Where an smaps counter memwatch keeps goes, or NULL to ignore the line. */
 static uint64_t *smaps_counter(struct pm_vma *v, const char *key, size_t len)
 {
-#define KEY_IS(k) (len == sizeof(k) - 1 && !memcmp(key, k, len))
-	if (KEY_IS("Rss"))
-		return &v->rss;
-	if (KEY_IS("Pss"))
-		return &v->pss;
-	if (KEY_IS("Anonymous"))
-		return &v->anon;
-	if (KEY_IS("AnonHugePages"))
-		return &v->anon_huge;
-	if (KEY_IS("Swap"))
-		return &v->swap;
+	for (size_t i = 0; i < sizeof(smaps_keys) / sizeof(smaps_keys[0]); i++)
+		if (strlen(smaps_keys[i].key) == len && !memcmp(key, smaps_keys[i].key, len))
+			return (uint64_t *)((char *)v + smaps_keys[i].off);
 	return NULL;
-#undef KEY_IS
 }
 
 /*
@@ -805,7 +815,77 @@ int procfs_read_stat(pid_t pid, struct pm_stat *out)
 
 #define PM_PRESENT	(1ULL << 63)
 #define PM_FILE		(1ULL << 61)	/* file page or shared anon */
+#define PM_PFN		((1ULL << 55) - 1)	/* present: the page frame, 0 if hidden */
 #define PAGEMAP_CHUNK	4096		/* entries per pread(): 32 KiB */
+#define HUGE_ZERO_PAGES	512		/* a PMD of 4 KiB pages (x86-64, arm64 4K) */
+
+/* The zero page's frame and the huge zero page's first, 0: not known. */
+static uint64_t zero_pfn, huge_zero_pfn;
+
+/* The frame behind addr in this process, 0: none or hidden. */
+static uint64_t self_pfn(int fd, const volatile char *addr, long ps)
+{
+	uint64_t e = 0;
+
+	(void)*addr;	/* a read fault: the zero page, not a page of our own */
+	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr / ps * sizeof(e))) != sizeof(e))
+		return 0;
+	return e & PM_PRESENT ? e & PM_PFN : 0;
+}
+
+void procfs_pagemap_probe_zero(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t huge = (size_t)ps * HUGE_ZERO_PAGES;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	char *p, *h;
+
+	if (fd < 0 || ps <= 0)
+		goto out;
+	p = mmap(NULL, (size_t)ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		zero_pfn = self_pfn(fd, p, ps);
+		munmap(p, (size_t)ps);
+	}
+	/* A read fault in a huge-page-eligible, aligned range maps the huge
+	 * zero page where THP is on and use_zero_page is set; otherwise a
+	 * small zero page or nothing, and no process has a huge one. */
+	p = mmap(NULL, 2 * huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED) {
+		uint64_t pfn;
+
+		h = (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
+		madvise(h, huge, MADV_HUGEPAGE);
+		pfn = self_pfn(fd, h, ps);
+		if (pfn && pfn != zero_pfn && pfn % HUGE_ZERO_PAGES == 0 &&
+		    self_pfn(fd, h + huge - ps, ps) == pfn + HUGE_ZERO_PAGES - 1)
+			huge_zero_pfn = pfn;
+		munmap(p, 2 * huge);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+void procfs_pagemap_zero_pfns(uint64_t *zero, uint64_t *huge_zero)
+{
+	*zero = zero_pfn;
+	*huge_zero = huge_zero_pfn;
+}
+
+/*
+ * Present but not resident: where a process read memory it never wrote,
+ * its page table maps the shared zero page (or a huge one), which neither
+ * the RSS counters nor smaps count (vm_normal_page() skips it).  pagemap
+ * shows it present, so it is told apart by its frame.
+ */
+static bool pagemap_zero(uint64_t e)
+{
+	uint64_t pfn = e & PM_PFN;
+
+	return pfn && ((zero_pfn && pfn == zero_pfn) ||
+		       (huge_zero_pfn && pfn - huge_zero_pfn < HUGE_ZERO_PAGES));
+}
 
 static void pagemap_count(const uint64_t *e, size_t n, uint64_t *anon,
 			  uint64_t *file)
@@ -813,7 +893,7 @@ static void pagemap_count(const uint64_t *e, size_t n, uint64_t *anon,
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (!(e[i] & PM_PRESENT))
+		if (!(e[i] & PM_PRESENT) || pagemap_zero(e[i]))
 			continue;
 		if (e[i] & PM_FILE)
 			(*file)++;
@@ -850,42 +930,59 @@ static int pagemap_walk(int fd, uint64_t pg, uint64_t pg_end, uint64_t *e,
 	return 0;
 }
 
-int procfs_pagemap_rss(pid_t pid, uint64_t start, uint64_t end,
-		       uint64_t *anon_bytes, uint64_t *file_bytes)
+int procfs_pagemap_open(pid_t pid)
+{
+	char path[64];
+	int fd, err = proc_path(path, sizeof(path), pid, "pagemap");
+
+	if (err)
+		return err;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? neg_errno() : fd;
+}
+
+int procfs_pagemap_rss_fd(int fd, uint64_t start, uint64_t end,
+			  uint64_t *anon_bytes, uint64_t *file_bytes)
 {
 	uint64_t anon = 0, file = 0, ps, *e;
-	char path[64];
-	int fd, err;
+	int err = 0;
 	long sz;
 
 	if (!anon_bytes || !file_bytes)
 		return -EINVAL;
 	*anon_bytes = 0;
 	*file_bytes = 0;
-	err = proc_path(path, sizeof(path), pid, "pagemap");
-	if (err)
-		return err;
 	sz = sysconf(_SC_PAGESIZE);
 	if (sz <= 0)
 		return -EINVAL;
 	ps = (uint64_t)sz;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return neg_errno();
 	e = malloc(PAGEMAP_CHUNK * sizeof(*e));
-	if (!e) {
-		close(fd);
+	if (!e)
 		return -ENOMEM;
-	}
 	if (start < end)
 		err = pagemap_walk(fd, start / ps, end / ps + (end % ps != 0),
 				   e, &anon, &file);
 	free(e);
-	close(fd);
 	if (err)
 		return err;
 	*anon_bytes = anon * ps;
 	*file_bytes = file * ps;
 	return 0;
+}
+
+int procfs_pagemap_rss(pid_t pid, uint64_t start, uint64_t end,
+		       uint64_t *anon_bytes, uint64_t *file_bytes)
+{
+	int fd, err;
+
+	if (!anon_bytes || !file_bytes)
+		return -EINVAL;
+	*anon_bytes = 0;
+	*file_bytes = 0;
+	fd = procfs_pagemap_open(pid);
+	if (fd < 0)
+		return fd;
+	err = procfs_pagemap_rss_fd(fd, start, end, anon_bytes, file_bytes);
+	close(fd);
+	return err;
 }

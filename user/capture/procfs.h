@@ -30,6 +30,8 @@ struct pm_vma {			/* one line of /proc/PID/maps */
 	char *path;			/* malloc'd, "" if none; "\012" unescaped back to '\n' */
 	/* filled by procfs_read_smaps only, else 0: */
 	uint64_t rss, anon, anon_huge, swap, pss; /* bytes */
+	uint64_t pss_dirty, swap_pss, locked;	/* bytes */
+	uint64_t pss_anon, pss_file, pss_shmem;	/* bytes; smaps_rollup only */
 };
 
 struct pm_maps {
@@ -92,5 +94,21 @@ int procfs_read_file(const char *path, char **buf, size_t *len);
  */
 int procfs_pagemap_rss(pid_t pid, uint64_t start, uint64_t end,
 		       uint64_t *anon_bytes, uint64_t *file_bytes);
+/* The same from an open /proc/PID/pagemap (procfs_pagemap_open: fd or
+ * -errno).  The kernel shows page frames only to a file opened with
+ * CAP_SYS_ADMIN, and the zero page is told apart by its frame: a session
+ * opens its process's pagemap before it drops its capabilities. */
+int procfs_pagemap_open(pid_t pid);
+int procfs_pagemap_rss_fd(int fd, uint64_t start, uint64_t end,
+			  uint64_t *anon_bytes, uint64_t *file_bytes);
+/*
+ * Find the zero page's frame (and the huge zero page's) by reading one in
+ * this process; call while CAP_SYS_ADMIN is there.  Afterwards the counts
+ * above leave them out: a page table maps them where memory was read and
+ * never written, and neither the RSS counters nor smaps count them (a Go
+ * binary's .bss: 72 KiB).  Where frames are hidden, they stay counted.
+ */
+void procfs_pagemap_probe_zero(void);
+void procfs_pagemap_zero_pfns(uint64_t *zero, uint64_t *huge_zero);
 
 #endif /* MEMWATCH_PROCFS_H */

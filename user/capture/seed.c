@@ -25,11 +25,26 @@ int seed_build(pid_t pid, enum mw_seed_mode mode, struct mw_seed **out, uint32_t
 	struct mw_seed *s;
 	int err;
 
-	err = read_proc(pid, mode == MW_SEED_ATTACH ? "smaps" : "maps", &maps, &maps_len);
+	err = read_proc(pid, mode == MW_SEED_ATTACH || mode == MW_SEED_MEASURE ? "smaps" : "maps",
+			&maps, &maps_len);
 	if (err)
 		return err;
-	if (read_proc(pid, "mountinfo", &mounts, &mounts_len))
+	if (mode == MW_SEED_MEASURE) {
+		/* The rollup's "[rollup]" entry follows the VMAs: its
+		 * Pss_Anon/File/Shmem are in no VMA's lines. */
+		char *roll = NULL;
+		size_t roll_len = 0;
+
+		if (read_proc(pid, "smaps_rollup", &roll, &roll_len) == 0 && roll_len) {
+			maps = mw_xrealloc(maps, maps_len + roll_len + 1, 1);
+			memcpy(maps + maps_len, roll, roll_len);
+			maps_len += roll_len;
+			maps[maps_len] = 0;
+		}
+		free(roll);
+	} else if (read_proc(pid, "mountinfo", &mounts, &mounts_len)) {
 		mounts_len = 0;
+	}
 	procfs_read_stat(pid, &st);
 	if (maps_len > UINT32_MAX / 2 || mounts_len > UINT32_MAX / 2) {
 		err = -E2BIG;

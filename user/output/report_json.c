@@ -63,8 +63,23 @@ int report_json_start(FILE *f, const struct mw_account *a)
 				 "ts_ns", (json_int_t)a->start_ns, "abi", MW_ABI_VERSION));
 }
 
+static json_t *rel_ns(const struct mw_account *a, uint64_t ts);
+
+/* The kernel's smaps counters of the end measure (mw_smaps_meas). */
+static json_t *smaps_json(const struct mw_smaps_meas *sm)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+			 "pss_bytes", (json_int_t)sm->pss,
+			 "pss_dirty_bytes", (json_int_t)sm->pss_dirty,
+			 "swap_bytes", (json_int_t)sm->swap,
+			 "swap_pss_bytes", (json_int_t)sm->swap_pss,
+			 "anon_huge_bytes", (json_int_t)sm->anon_huge,
+			 "locked_bytes", (json_int_t)sm->locked);
+}
+
 static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping *mp)
 {
+	const struct mw_smaps_meas *sm;
 	char perms[5], pathbuf[4200];
 	json_t *o;
 
@@ -92,6 +107,8 @@ static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping 
 	if (mp->rss_estimated)
 		json_object_set_new(o, "rss_estimated", json_true());
 	json_object_set_new(o, "phase", jstr(report_phase_name(a, mp)));
+	if (!mp->unmapped && (sm = mapping_measured(mp)))
+		json_object_set_new(o, "smaps", smaps_json(sm));
 	report_json_mapping_stacks(o, a, mp);
 	return o;
 }
@@ -288,6 +305,20 @@ static json_t *totals_json(const struct mw_account *a)
 	json_object_set_new(t, "mapped_bytes", json_integer(k->mapped_bytes));
 	json_object_set_new(t, "unmapped_bytes", json_integer(k->unmapped_bytes));
 	json_object_set_new(t, "unattributed_rss_bytes", json_integer(account_unattributed(a)));
+	if (a->smaps.ts) {
+		/* Summed over the measure's VMAs; the Pss split from the rollup. */
+		json_t *sm = smaps_json(&a->smaps.sum);
+
+		json_object_set_new(sm, "at_ns", rel_ns(a, a->smaps.ts));
+		json_object_set_new(sm, "vmas", json_integer(a->smaps.nvmas));
+		json_object_set_new(sm, "vmas_matched", json_integer(a->smaps.matched));
+		if (a->smaps.rollup) {
+			json_object_set_new(sm, "pss_anon_bytes", json_integer(a->smaps.pss_anon));
+			json_object_set_new(sm, "pss_file_bytes", json_integer(a->smaps.pss_file));
+			json_object_set_new(sm, "pss_shmem_bytes", json_integer(a->smaps.pss_shmem));
+		}
+		json_object_set_new(t, "smaps", sm);
+	}
 	return t;
 }
 

@@ -458,20 +458,32 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 	change_credit(p, sys, slot1, member, delta);
 }
 
-/* A change made from another context: reclaim, khugepaged, ptrace peeks. */
-static __always_inline void external_change(struct mw_proc *p, __u32 member, __s64 size)
+/*
+ * A change made from another context: reclaim, khugepaged, KSM, ptrace and
+ * /proc/PID/mem peeks, or another process's call that names the addresses
+ * (remote.bpf.h: r, which then carries it to the loader).  The others have
+ * no address: external_changes tells the loader to measure the process's
+ * mappings again (user/trace.c).
+ */
+static __always_inline void external_change(struct mw_proc *p, __u32 member, __s64 size,
+					    struct mw_remote_call *r)
 {
-	__s64 pages = size >> MW_PAGE_SHIFT;
+	__s64 pages = size >> MW_PAGE_SHIFT, delta;
 	__u64 w_old;
 
 	barrier_var(member);	/* keep the mask: the verifier needs the bound */
 	member &= MW_NR_MEMBERS - 1;
 	w_old = mw_xchg(&p->rss_word[member], w_pack(pages, 0, 0));
+	delta = (pages - w_val(w_old)) << MW_PAGE_SHIFT;
 	if (split_rss)	/* before 6.2: the mm's counter is not all of RSS */
-		mw_add(&p->rss[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+		mw_add(&p->rss[member], delta);
 	else
 		p->rss[member] = size;
-	mw_add(&p->external[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+	mw_add(&p->external[member], delta);
+	if (r)
+		mw_add(&r->rss[member], delta);
+	else
+		mw_add(&p->external_changes, 1);
 }
 
 static __always_inline void note_rss(struct mw_proc *p)
@@ -678,6 +690,40 @@ int split_seed(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/* The raw rss_stat program is attached: an mm's key is its pointer. */
+const volatile bool rss_key_ptr = false;
+
+/*
+ * Once as tracing of seed_tgid begins (a task iterator run by the loader):
+ * its mm and its key, so that changes other contexts make to it are known
+ * as its own from the start, not only after the process's next change of its
+ * own (an idle process attached with -p may never make one).  The classic
+ * tracepoint keys an mm by a hash of the pointer that nothing here can
+ * compute: there the owner is learned at the first event it makes, or from
+ * another process's call on it (remote.bpf.h).
+ */
+SEC("iter/task")
+int mm_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 tgid = seed_tgid;
+	struct mm_struct *mm;
+	struct mw_proc *p;
+	__u64 key;
+
+	if (!rss_key_ptr || !task || MW_LD(task, tgid) != tgid)
+		return 0;
+	mm = MW_LD(task, mm);
+	p = proc_lookup(tgid);
+	if (!mm || !p || p->mm_key || (p->flags & MW_PROC_DEAD))
+		return 0;
+	key = (__u64)mm;
+	bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
+	p->mm_key = key;
+	mw_or(&p->flags, MW_PROC_HAD_MM);
+	return 0;
+}
+
 /* ---- kmem:rss_stat -------------------------------------------------------- */
 
 /*
@@ -690,6 +736,7 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 				      __u32 member, __u32 which, __s64 size, struct mm_struct *mm)
 {
 	__u32 tgid = MW_LD(task, tgid);
+	struct mw_remote_call *r;
 	struct mw_proc *p = NULL;
 	__u32 *owner;
 
@@ -699,8 +746,11 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 		p = proc_current(task, tgid);
 	if (!p) {
 		/* Another context changed a traced mm: reclaim, khugepaged, a
-		 * vfork child, or the owner's own teardown at exit/exec. */
+		 * vfork child, another process's call (remote.bpf.h), or the
+		 * owner's own teardown at exit/exec. */
 		owner = bpf_map_lookup_elem(&mm_owner, &key);
+		if (!owner && !curr)
+			owner = remote_learn(key);
 		if (!owner)
 			return;
 		p = proc_lookup(*owner);
@@ -712,12 +762,29 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 			p->mm_key = 0;
 			return;
 		}
-		external_change(p, member, mm ? rss_counter_bytes(mm, which) : size);
+		r = remote_of(*owner);
+		if (r && r->call == MW_REMOTE_MRELEASE) {
+			/* process_mrelease() reaps a killed process's memory
+			 * ahead of its exit_mmap(): the same teardown. */
+			p->mm_key = 0;
+			return;
+		}
+		external_change(p, member, mm ? rss_counter_bytes(mm, which) : size, r);
 		note_rss(p);
 		return;
 	}
 	if (p->flags & MW_PROC_DEAD)
 		return;
+	if (p->mm_key != key && (p->flags & MW_PROC_MM_GUESSED)) {
+		/* Its mm was guessed wrong (remote_learn): this is its first. */
+		__u64 old = p->mm_key;
+
+		bpf_map_delete_elem(&mm_owner, &old);
+		p->mm_key = 0;
+		mw_and(&p->flags, ~(MW_PROC_MM_GUESSED | MW_PROC_HAD_MM));
+	} else if (p->flags & MW_PROC_MM_GUESSED) {
+		mw_and(&p->flags, ~MW_PROC_MM_GUESSED);	/* guessed right */
+	}
 	if (p->mm_key != key) {
 		/* A new mm (exec) starts from zero; the first mm we see for a
 		 * process is the one the loader seeded from /proc. */

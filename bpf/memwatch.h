@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	5
+#define MW_ABI_VERSION	6
 
 #define MW_PAGE_SHIFT	12
 #define MW_COMM_LEN	16
@@ -61,6 +61,7 @@ enum mw_rec_type {
 	MW_REC_STACK,		/* struct mw_stack_rec (--stacks) */
 	MW_REC_HOST_EXIT,	/* struct mw_host_exit_rec (host-wide tracing) */
 	MW_REC_COALESCED,	/* struct mw_coalesced_rec */
+	MW_REC_REMOTE,		/* struct mw_remote_rec */
 };
 
 /* Phase markers. */
@@ -145,6 +146,33 @@ struct mw_coalesced_rec {
 	struct mw_rec_hdr hdr;	/* seq 0 */
 	__u64 calls;
 	__u64 first_ts;
+};
+
+/*
+ * Another process's call that changed this one's RSS at addresses it names
+ * (bpf/remote.bpf.h): rss_delta[] is what the call changed, inside ranges[].
+ * hdr.seq numbers it like a structural record (it changes no VMA).
+ */
+enum mw_remote {
+	MW_REMOTE_MADVISE = 1,	/* process_madvise(pidfd, iovec, vlen, advice, flags) */
+	MW_REMOTE_VM_READV,	/* process_vm_readv(pid, lvec, n, rvec, rn, flags) */
+	MW_REMOTE_VM_WRITEV,	/* process_vm_writev(...) */
+	MW_REMOTE_MRELEASE,	/* process_mrelease(pidfd, flags): no record */
+};
+
+#define MW_REMOTE_RANGES	8
+#define MW_REMOTE_F_MORE	0x1	/* more ranges than ranges[] holds */
+
+struct mw_remote_rec {
+	struct mw_rec_hdr hdr;	/* tgid: the target; tid: the caller's thread */
+	__u32 call;		/* enum mw_remote */
+	__u32 caller;		/* the calling process */
+	__s64 ret;
+	__u64 args[6];		/* the call's arguments as passed */
+	__u32 nr_ranges;
+	__u32 flags;		/* MW_REMOTE_F_* */
+	struct { __u64 start, end; } ranges[MW_REMOTE_RANGES];	/* page aligned */
+	__s64 rss_delta[MW_NR_MEMBERS];	/* bytes */
 };
 
 /*
@@ -247,6 +275,8 @@ struct mw_cpu_offsets {
 /* Per-process state, aggregated in the kernel (hash map 'procs', by tgid). */
 #define MW_PROC_DEAD	0x2	/* process exited: freeze every counter */
 #define MW_PROC_HAD_MM	0x4	/* an mm was seen: a different one means exec */
+#define MW_PROC_MM_GUESSED 0x8	/* mm_key learned from another process's call
+				 * on it (remote.bpf.h), not yet from its own */
 
 /* rss_word packs the last change of one counter: value in pages (bits
  * 23-63), that change in pages (bits 7-22, signed, 0: unknown) and the
@@ -285,6 +315,9 @@ struct mw_proc {
 	__u64 coalescing;	/* calls counted, not sent, in the window now open */
 	__u64 coalesce_ts;	/* ... which opened then */
 	__u64 coalesced;	/* calls in the windows closed so far */
+	__u64 external_changes;	/* changes by other contexts at no address we
+				 * know (reclaim, khugepaged, /proc/PID/mem):
+				 * the loader re-measures when this moves */
 	struct mw_slot slots[MW_SLOTS];
 };
 

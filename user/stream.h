@@ -15,7 +15,7 @@
 
 #include "memwatch.h"
 
-#define MW_STREAM_VERSION	5
+#define MW_STREAM_VERSION	6
 
 enum mw_srec_kind {
 	MW_S_BPF = 1,	/* a ring-buffer record: struct mw_rec_hdr first */
@@ -27,6 +27,7 @@ enum mw_srec_kind {
 	MW_S_MARKNAME,	/* struct mw_markname: the name of marker spec id */
 	MW_S_RECONCILE,	/* struct mw_reconcile: a mapping's RSS, measured */
 	MW_S_SYM,	/* struct mw_sym, then its strings: a code address named */
+	MW_S_REMEASURE,	/* struct mw_remeasure: measure every mapping again */
 };
 
 struct mw_srec {
@@ -106,6 +107,18 @@ struct mw_markname {
 struct mw_reconcile {
 	uint64_t start, end;
 	int64_t rss[MW_NR_MEMBERS];	/* swap: ignored */
+};
+
+/*
+ * Other contexts changed the process's RSS at addresses nobody named
+ * (reclaim, khugepaged, KSM, a /proc/PID/mem write: bpf/fault.bpf.h
+ * external_changes): every mapping is measured again (MW_S_RECONCILE) once
+ * the analysis has caught up.
+ */
+struct mw_remeasure {
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t external_changes;	/* the kernel's count that moved */
 };
 
 /*

@@ -619,6 +619,63 @@ static void note_seq(struct mw_account *a, uint32_t seq)
 	a->last_seq = seq;
 }
 
+/*
+ * Another process's call changed RSS inside the ranges it named
+ * (bpf/remote.bpf.h): each range gets its share by size, and the mappings
+ * there are measured again when quiet unless one range in one mapping took
+ * it all (spread_rss).
+ */
+static void apply_remote(struct mw_account *a, const struct mw_remote_rec *r)
+{
+	uint32_t n = MW_MIN(r->nr_ranges, (uint32_t)MW_REMOTE_RANGES);
+	uint64_t total = 0, done = 0;
+	__s64 given[MW_NR_MEMBERS] = { 0 };
+	struct mw_mapping *mp;
+
+	a->remote_calls++;
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		if (m != MW_SWAP)
+			a->remote_rss += r->rss_delta[m];
+	for (uint32_t i = 0; i < n; i++)
+		if (r->ranges[i].end > r->ranges[i].start)
+			total += r->ranges[i].end - r->ranges[i].start;
+	if (!total || (r->flags & MW_REMOTE_F_MORE)) {
+		/* Ranges not all known: where it went, only a measure says. */
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			a->lost_attr[m] += r->rss_delta[m];
+		account_remeasure(a);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t lo = r->ranges[i].start, hi = r->ranges[i].end;
+		__s64 part[MW_NR_MEMBERS];
+
+		if (hi <= lo)
+			continue;
+		done += hi - lo;
+		for (int m = 0; m < MW_NR_MEMBERS; m++) {
+			/* The last range takes what rounding left. */
+			part[m] = done == total ? r->rss_delta[m] - given[m] :
+				  mw_scale(r->rss_delta[m], hi - lo, total);
+			given[m] += part[m];
+		}
+		spread_rss(a, lo, hi, part);
+		if (n > 1)
+			for (mp = model_lower_bound(&a->model, lo); mp && mp->start < hi;
+			     mp = model_next(mp))
+				model_set_recheck(&a->model, mp, true);
+	}
+}
+
+void account_remeasure(struct mw_account *a)
+{
+	struct mw_mapping *mp;
+
+	a->remeasures++;
+	model_for_each(mp, &a->model)
+		model_set_recheck(&a->model, mp, true);
+}
+
 static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 {
 	const struct mw_rec_hdr *h = data;
@@ -640,6 +697,11 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		break;
 	case MW_REC_STACK:
 		callsites_stack(&a->sites, &a->model, data, len);
+		break;
+	case MW_REC_REMOTE:
+		note_seq(a, h->seq);
+		if (len >= sizeof(struct mw_remote_rec))
+			apply_remote(a, data);
 		break;
 	case MW_REC_COALESCED:
 		/* Calls the kernel counted but did not send: the layout is
@@ -846,6 +908,10 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		break;
 	case MW_S_SYM:
 		callsites_sym(&a->sites, r->data, r->len);
+		break;
+	case MW_S_REMEASURE:
+		if (r->len >= sizeof(struct mw_remeasure))
+			account_remeasure(a);
 		break;
 	case MW_S_END:
 		if (r->len >= sizeof(struct mw_end)) {

@@ -35,6 +35,10 @@ struct mw_account {
 	bool need_resync;	/* the layout should be re-read from /proc */
 	uint64_t resyncs;
 	uint64_t reconciled;	/* mappings re-measured after a split */
+	uint64_t remeasures;	/* every mapping re-measured: other contexts
+				 * changed RSS at unknown addresses */
+	uint64_t remote_calls;	/* other processes' calls placed (MW_REC_REMOTE) */
+	int64_t remote_rss;	/* ... and the RSS they changed, bytes */
 	bool concurrent;	/* the kernel saw concurrent RSS changes */
 	uint64_t vm_mismatches;	/* model VM != kernel VM after a record */
 	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
@@ -56,6 +60,8 @@ struct mw_account {
 };
 
 void account_init(struct mw_account *a, pid_t pid, size_t dead_limit);
+/* Every mapping is to be measured again (MW_S_REMEASURE). */
+void account_remeasure(struct mw_account *a);
 void account_free(struct mw_account *a);
 
 /* Apply one stream record. */

@@ -25,7 +25,7 @@ struct mw_capture {
 	struct bpf_link *rss_link;
 	bool rss_raw;
 	bool sys_tp;		/* per-call syscall tracepoints (bpf/syscalls.bpf.h) */
-	struct bpf_link *sys_links[2 * 16];
+	struct bpf_link *sys_links[2 * 20];	/* traced_calls, remote_calls */
 	size_t nsys_links;
 	__u32 procs_gen;	/* the last value written to the map */
 	pid_t *proc_pids;	/* who has each index of 'procs', 0: free */
@@ -224,11 +224,17 @@ static const struct {
 	{ "mlock2", false }, { "munlock", false }, { "mseal", false }, { "prctl", false },
 };
 
+/* Calls of other processes that change a traced one's RSS. */
+static const char *const remote_calls[] = {
+	"process_madvise", "process_vm_readv", "process_vm_writev", "process_mrelease",
+};
+
 static bool is_syscall_program(const struct memwatch_bpf *s, const struct bpf_program *p,
 			       bool *tp)
 {
 	*tp = p == s->progs.sys_enter_tp || p == s->progs.sys_exit_tp ||
-	      p == s->progs.host_sys_exit_tp;
+	      p == s->progs.host_sys_exit_tp || p == s->progs.remote_enter_tp ||
+	      p == s->progs.remote_exit_tp;
 	return *tp || p == s->progs.sys_enter_raw || p == s->progs.sys_exit_raw ||
 	       p == s->progs.host_sys_exit;
 }
@@ -288,6 +294,14 @@ static int attach_syscalls(struct mw_capture *c)
 		if (err)
 			mw_dbg("no tracepoint for %s: %s", call, strerror(-err));
 	}
+	/* Other processes' calls on a traced one (bpf/remote.bpf.h);
+	 * process_mrelease came in 5.15. */
+	for (size_t i = 0; !c->host && i < MW_ARRAY_SIZE(remote_calls); i++) {
+		err = attach_call(c, s->progs.remote_enter_tp, "enter", remote_calls[i]) ?:
+		      attach_call(c, s->progs.remote_exit_tp, "exit", remote_calls[i]);
+		if (err)
+			mw_dbg("no tracepoint for %s: %s", remote_calls[i], strerror(-err));
+	}
 	return 0;
 }
 
@@ -331,6 +345,9 @@ static void drop_missing_programs(struct mw_capture *c)
 		} else if (p == s->progs.split_seed) {
 			bpf_program__set_autoattach(p, false);
 			load = !c->host && kernel_get()->split_rss;
+		} else if (p == s->progs.mm_seed) {
+			bpf_program__set_autoattach(p, false);
+			load = !c->host && c->rss_raw;
 		} else if (is_rss_program(s, p)) {
 			bpf_program__set_autoattach(p, false);
 			load = p == rss_program(c);
@@ -388,6 +405,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->want_stacks = o->stacks;
 	s->rodata->user_faults = user_faults_available();
 	s->rodata->split_rss = kernel_get()->split_rss;
+	s->rodata->rss_key_ptr = c->rss_raw && !c->host;
 	s->rodata->coalesce = !feature_disabled("coalesce");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
@@ -656,25 +674,23 @@ static long proc_index_of(const struct mw_capture *c, pid_t pid)
 }
 
 /*
- * Kernels before 6.2: what the threads of pid hold in their RSS caches, which
- * /proc/PID/status (the seed) leaves out, counted as tracing begins
- * (split_seed in bpf/fault.bpf.h, run over every task by a task iterator).
+ * A task iterator over every task, for pid as tracing begins (bpf/fault.bpf.h):
+ * split_seed, before 6.2: what its threads hold in their RSS caches, which
+ * /proc/PID/status (the seed) leaves out; mm_seed: its mm's key.
  */
-static void split_seed(struct mw_capture *c, pid_t pid)
+static void run_task_iter(struct mw_capture *c, struct bpf_program *prog, pid_t pid)
 {
-	struct bpf_program *prog = c->skel->progs.split_seed;
 	struct bpf_link *link;
 	char buf[64];
 	int fd;
 
 	if (bpf_program__fd(prog) < 0)
-		return;		/* 6.2+: not loaded */
+		return;		/* not loaded on this kernel */
 	c->skel->bss->seed_tgid = (__u32)pid;
 	link = bpf_program__attach_iter(prog, NULL);
 	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
 	if (fd < 0) {
-		mw_dbg("no task iterator (%s): threads' RSS caches at attach are counted "
-		       "at their first event", strerror(errno));
+		mw_dbg("no task iterator for %s (%s)", bpf_program__name(prog), strerror(errno));
 	} else {
 		while (read(fd, buf, sizeof(buf)) > 0)
 			;
@@ -704,7 +720,11 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 		return -errno;
 	c->proc_pids[idx] = pid;
 	procs_changed(c);
-	split_seed(c, pid);
+	/* Before 6.2: the threads' RSS caches at attach, else counted at
+	 * their first event (bpf/fault.bpf.h split_seed).  6.2+: its mm, else
+	 * learned at its first change (mm_seed). */
+	run_task_iter(c, c->skel->progs.split_seed, pid);
+	run_task_iter(c, c->skel->progs.mm_seed, pid);
 	return 0;
 }
 

@@ -329,6 +329,14 @@ static json_t *diagnostics_json(const struct mw_account *a)
 							       a->lost_attr[MW_FILE] +
 							       a->lost_attr[MW_SHMEM]));
 	json_object_set_new(d, "rss_changes_external_bytes", json_integer(ext));
+	/* Of those: made by other processes' calls that named the addresses,
+	 * placed at once; and the changes at no known address, after which
+	 * every mapping was measured again. */
+	json_object_set_new(d, "remote_calls", json_integer(a->remote_calls));
+	json_object_set_new(d, "rss_changes_remote_bytes", json_integer(a->remote_rss));
+	json_object_set_new(d, "rss_changes_external_unplaced",
+			    json_integer(a->kstate.external_changes));
+	json_object_set_new(d, "remeasures_external", json_integer(a->remeasures));
 	return d;
 }
 

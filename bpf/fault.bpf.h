@@ -202,6 +202,66 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 	f->vma = rec->start;
 }
 
+/*
+ * The kernel's [uprobes] page: where a uprobe hit steps the probed
+ * instruction out of line (the first hit that cannot emulate it maps it, at
+ * mm->uprobes_state.xol_area->vaddr).  0: none, or no uprobes here.
+ */
+struct uprobes_state___mw {
+	struct xol_area *xol_area;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___mw {
+	struct uprobes_state___mw uprobes_state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 xol_vaddr(struct mm_struct *mm)
+{
+	struct mm_struct___mw *m = (void *)mm;
+	struct xol_area *x;
+
+	if (!bpf_core_field_exists(m->uprobes_state))
+		return 0;
+	x = BPF_CORE_READ(m, uprobes_state.xol_area);
+	return x ? BPF_CORE_READ(x, vaddr) : 0;
+}
+
+/*
+ * The first fault in the [uprobes] page, which the kernel mapped with no
+ * syscall right after a uprobe hit (memwatch's own --phase-at/--iter
+ * markers among them): one record, so that the loader knows the page is
+ * its own and counts it in the boundary the hit made.
+ */
+static __always_inline void note_xol(struct mw_proc *p, __u32 tgid, struct mw_fault *f,
+				     const struct vma_probe *pr)
+{
+	struct mm_struct *mm = task_mm(mw_current_task());
+	__u64 total_vm = MW_LD(mm, total_vm);
+	union mw_scratch *sc;
+	struct mw_op_rec *rec;
+
+	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
+	slots_harvest(p, tgid);
+	sc = scratch_get(0);
+	if (!sc)
+		return;
+	rec = &sc->op;
+	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, paths));
+	rec->op = MW_OP_VMGROW;
+	rec->opflags = MW_OPF_XOL;
+	rec->start = pr->start;
+	rec->end = pr->end;
+	rec->args[0] = f->addr;
+	rec->total_vm = total_vm;
+	rec->start_stack = MW_LD(mm, start_stack);
+	rec->nr_vmas = 1;
+	rec->vmas[0].start = pr->start;
+	rec->vmas[0].end = pr->end;
+	rec->vmas[0].flags = pr->flags;
+	hdr_fill(&rec->hdr, MW_REC_OP, tgid, mw_add_fetch(&p->seq, 1));
+	emit(p, rec, offsetof(struct mw_op_rec, paths));
+}
+
 /* ---- the packed last change of one counter (bpf/memwatch.h) -------- */
 
 static __always_inline __u64 w_pack(__s64 pages, __u32 slot1, __s64 dpages)
@@ -281,6 +341,11 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 		f->cache_end = 0;
 		return;
 	}
+	/* ... or a uprobe hit mapped the [uprobes] page, and this is its
+	 * first touch (the step out of line). */
+	if (err == 0 && MW_LD(task_mm(task), total_vm) != p->total_vm &&
+	    pr.start == xol_vaddr(task_mm(task)))
+		note_xol(p, tgid, f, &pr);
 	if (err == 0) {
 		f->cache_start = pr.start;
 		f->cache_end = pr.end;

@@ -93,6 +93,8 @@ enum mw_mark_kind {
 #define MW_OPF_FAILED		0x1	/* syscall failed; nothing may have changed */
 #define MW_OPF_WALK_SHORT	0x2	/* VMAs in [walk_next, end) not reported: resync */
 #define MW_OPF_FIND_BUSY	0x4	/* bpf_find_vma could not lock mm: resync range */
+#define MW_OPF_XOL		0x8	/* MW_OP_VMGROW: the kernel's [uprobes] page
+					 * (vmas[0]) appeared, for a uprobe hit */
 
 struct mw_vma {
 	__u64 start;

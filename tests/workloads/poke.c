@@ -9,7 +9,9 @@
  *   poke mem PID ADDR LEN              a write of LEN bytes to /proc/PID/mem
  *
  * ADDR in hex, LEN in bytes, ADVICE a number (MADV_PAGEOUT 21, ...).
- * Exit 0 when the call did all of it, else 1 with the error.
+ * Exit 0 when the call did all of it, 3 when the kernel does not know the
+ * advice (EINVAL: process_madvise took only COLD and PAGEOUT before 5.12,
+ * COLLAPSE came in 6.1), else 1 with the error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,8 +78,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (n < 0 || (size_t)n != len) {
+		int einval = n < 0 && errno == EINVAL && !strcmp(argv[1], "madvise");
+
 		fprintf(stderr, "poke %s: %ld of %zu bytes: %s\n", argv[1], n, len, strerror(errno));
-		return 1;
+		return einval ? 3 : 1;
 	}
 	return 0;
 }

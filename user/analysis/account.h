@@ -44,6 +44,13 @@ struct mw_account {
 	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
 	uint64_t lost_attr_faults;
 	uint64_t execs;
+	/* The [uprobes] page memwatch's markers made the kernel map (the
+	 * first hit that steps out of line), its own footprint: where, and
+	 * the phase whose starting hit mapped it (-1: none). */
+	uint64_t obs_start, obs_vm;
+	int obs_phase;
+	uint32_t umark_tid;	/* the thread whose marker was its last record */
+	uint32_t umark_kind;
 
 	struct mw_phases phases;
 	struct mw_hists hists;	/* sizes, lifetimes, touched (hists.h) */

@@ -755,17 +755,19 @@ int split_seed(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* The raw rss_stat program is attached: an mm's key is its pointer. */
+/* The raw rss_stat program is attached: an mm's key is its pointer.  Else
+ * (the classic one), rss_key_learn pairs the two keys (below). */
 const volatile bool rss_key_ptr = false;
+const volatile bool learn_keys = false;
 
 /*
  * Once as tracing of seed_tgid begins (a task iterator run by the loader):
  * its mm and its key, so that changes other contexts make to it are known
  * as its own from the start, not only after the process's next change of its
  * own (an idle process attached with -p may never make one).  The classic
- * tracepoint keys an mm by a hash of the pointer that nothing here can
- * compute: there the owner is learned at the first event it makes, or from
- * another process's call on it (remote.bpf.h).
+ * tracepoint keys an mm by a hash of the pointer (mm_id) that nothing here
+ * can compute: there the pointer is noted as the process's, and the first
+ * change another context makes to it pairs the two (rss_key_learn).
  */
 SEC("iter/task")
 int mm_seed(struct bpf_iter__task *ctx)
@@ -776,7 +778,7 @@ int mm_seed(struct bpf_iter__task *ctx)
 	struct mw_proc *p;
 	__u64 key;
 
-	if (!rss_key_ptr || !task || MW_LD(task, tgid) != tgid)
+	if ((!rss_key_ptr && !learn_keys) || !task || MW_LD(task, tgid) != tgid)
 		return 0;
 	mm = MW_LD(task, mm);
 	p = proc_lookup(tgid);
@@ -784,9 +786,43 @@ int mm_seed(struct bpf_iter__task *ctx)
 		return 0;
 	key = (__u64)mm;
 	bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
-	p->mm_key = key;
-	mw_or(&p->flags, MW_PROC_HAD_MM);
+	if (rss_key_ptr) {
+		p->mm_key = key;
+		mw_or(&p->flags, MW_PROC_HAD_MM);
+	}
 	return 0;
+}
+
+/*
+ * The classic tracepoint's change of an mm it could not place, handed on
+ * this CPU to rss_key_learn, which runs next for the same event (probes
+ * run in the order attached, the classic one first, with preemption off).
+ */
+struct mw_key_pending {
+	__u64 mm_id;
+	__s64 size;
+	__u32 member;
+	__u32 set;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_key_pending);
+} key_pending SEC(".maps");
+
+static __always_inline void key_pend(__u64 mm_id, __u32 member, __s64 size)
+{
+	__u32 zero = 0;
+	struct mw_key_pending *k = bpf_map_lookup_elem(&key_pending, &zero);
+
+	if (!k)
+		return;
+	k->mm_id = mm_id;
+	k->size = size;
+	k->member = member;
+	k->set = 1;
 }
 
 /* ---- kmem:rss_stat -------------------------------------------------------- */
@@ -816,6 +852,8 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 		owner = bpf_map_lookup_elem(&mm_owner, &key);
 		if (!owner && !curr)
 			owner = remote_learn(key);
+		if (!owner && !curr && !mm && learn_keys)
+			key_pend(key, member, size);	/* rss_key_learn, next */
 		if (!owner)
 			return;
 		p = proc_lookup(*owner);
@@ -883,6 +921,44 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 	__u32 which = *(volatile __u64 *)&ctx[1];
 
 	rss_event(task, (__u64)mm, task_mm(task) == mm, member, which, -1, mm);
+	return 0;
+}
+
+/*
+ * Classic mode only, attached after the classic program: the same event, with
+ * the mm as a pointer.  A change the classic program could not place (its
+ * mm_id unknown) whose pointer mm_seed noted as a traced process's: the
+ * mm_id is that process's from now on, and the change is applied.  Every
+ * RSS change on the host runs this; all but those return at the first test.
+ */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(rss_key_learn, struct mm_struct *mm, int member)
+{
+	__u32 zero = 0, *owner, tgid;
+	struct mw_key_pending *k = bpf_map_lookup_elem(&key_pending, &zero);
+	__u64 key = (__u64)mm, id;
+	struct mw_proc *p;
+
+	if (!k || !k->set)
+		return 0;
+	k->set = 0;
+	if (k->member != (__u32)member || k->member >= MW_NR_MEMBERS)
+		return 0;
+	owner = bpf_map_lookup_elem(&mm_owner, &key);
+	if (!owner)
+		return 0;
+	tgid = *owner;
+	p = proc_lookup(tgid);
+	/* Its own exit_mmap(): what /proc last showed is what we report. */
+	if (!p || p->mm_key || (p->flags & (MW_PROC_HAD_MM | MW_PROC_DEAD)) ||
+	    tgid == bpf_get_current_pid_tgid() >> 32)
+		return 0;
+	id = k->mm_id;
+	bpf_map_update_elem(&mm_owner, &id, &tgid, BPF_ANY);
+	p->mm_key = id;
+	mw_or(&p->flags, MW_PROC_HAD_MM);
+	external_change(p, k->member, k->size, remote_of(tgid));
+	note_rss(p);
 	return 0;
 }
 

@@ -80,25 +80,27 @@ def thp_mode():
 
 class Khugepaged:
     """THP not 'never' for the case, and khugepaged either scanning every
-    100 ms with the region's 448 empty pages allowed (collapse: True), or
+    100 ms with the region's 448 empty pages allowed (khugepaged: True), or
     allowed none (MADV_COLLAPSE ignores that limit, khugepaged does not, so
     it cannot collapse the region first).  The machine's settings are put
     back on the way out; the test lock keeps other runs away meanwhile."""
-    KEYS = ("khugepaged/scan_sleep_millisecs", "khugepaged/pages_to_scan",
-            "khugepaged/max_ptes_none")
+    KEYS = ("khugepaged/scan_sleep_millisecs", "khugepaged/alloc_sleep_millisecs",
+            "khugepaged/pages_to_scan", "khugepaged/max_ptes_none")
 
-    def __init__(self, collapse):
-        self.collapse = collapse
+    def __init__(self, khugepaged):
+        self.khugepaged = khugepaged
 
     def __enter__(self):
         self.saved = {k: sysfs_get(os.path.join(THP, k)) for k in self.KEYS}
         self.mode = thp_mode()
         if self.mode == "never":
             sysfs_set(os.path.join(THP, "enabled"), "madvise")
-        sysfs_set(os.path.join(THP, "khugepaged/max_ptes_none"), 511 if self.collapse else 0)
-        if self.collapse:
+        sysfs_set(os.path.join(THP, "khugepaged/max_ptes_none"), 511 if self.khugepaged else 0)
+        if self.khugepaged:
             sysfs_set(os.path.join(THP, "khugepaged/pages_to_scan"), 4096)
             sysfs_set(os.path.join(THP, "khugepaged/scan_sleep_millisecs"), 100)
+            # after a failed huge page allocation it waits this long (60 s)
+            sysfs_set(os.path.join(THP, "khugepaged/alloc_sleep_millisecs"), 100)
         return self
 
     def __exit__(self, *exc):

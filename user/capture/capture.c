@@ -23,6 +23,7 @@ struct mw_capture {
 	struct memwatch_bpf *skel2;	/* per process: the sys_exit program, loaded in parallel */
 	struct ring_buffer *rb;
 	struct bpf_link *rss_link;
+	struct bpf_link *key_link;	/* rss_key_learn, classic rss_stat only */
 	bool rss_raw;
 	bool sys_tp;		/* per-call syscall tracepoints (bpf/syscalls.bpf.h) */
 	struct bpf_link *sys_links[2 * 20];	/* traced_calls, remote_calls */
@@ -196,10 +197,31 @@ static struct bpf_program *rss_program(struct mw_capture *c)
 	return c->rss_raw ? s->progs.rss_stat_raw : s->progs.rss_stat;
 }
 
+/*
+ * The classic rss_stat keys an mm by a hash nothing can compute: a second
+ * program on the raw tracepoint pairs it with the pointer for the mm of a
+ * process that has not changed its own RSS since tracing began (bpf/fault.bpf.h
+ * rss_key_learn), so that others' changes to an idle process are its own.
+ */
+static bool learn_keys(const struct mw_capture *c)
+{
+	return !c->host && !c->rss_raw && btf_tracepoint_exists("rss_stat") &&
+	       !feature_disabled("learn_keys");
+}
+
 static int attach_rss(struct mw_capture *c)
 {
 	c->rss_link = bpf_program__attach(rss_program(c));
-	return c->rss_link ? 0 : -errno;
+	if (!c->rss_link)
+		return -errno;
+	/* After the classic one: it runs second, for the same event. */
+	if (learn_keys(c)) {
+		c->key_link = bpf_program__attach(c->skel->progs.rss_key_learn);
+		if (!c->key_link)
+			mw_dbg("cannot attach rss_key_learn (%s): an idle process's changes "
+			       "by others count from its own first change", strerror(errno));
+	}
+	return 0;
 }
 
 static bool is_rss_program(const struct memwatch_bpf *s, const struct bpf_program *p)
@@ -347,7 +369,10 @@ static void drop_missing_programs(struct mw_capture *c)
 			load = !c->host && kernel_get()->split_rss;
 		} else if (p == s->progs.mm_seed) {
 			bpf_program__set_autoattach(p, false);
-			load = !c->host && c->rss_raw;
+			load = !c->host && (c->rss_raw || learn_keys(c));
+		} else if (p == s->progs.rss_key_learn) {
+			bpf_program__set_autoattach(p, false);
+			load = learn_keys(c);
 		} else if (is_rss_program(s, p)) {
 			bpf_program__set_autoattach(p, false);
 			load = p == rss_program(c);
@@ -406,6 +431,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->user_faults = user_faults_available();
 	s->rodata->split_rss = kernel_get()->split_rss;
 	s->rodata->rss_key_ptr = c->rss_raw && !c->host;
+	s->rodata->learn_keys = learn_keys(c);
 	s->rodata->coalesce = !feature_disabled("coalesce");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
@@ -516,6 +542,8 @@ static void detach_all(struct mw_capture *c)
 	c->nsys_links = 0;
 	bpf_link__destroy(c->rss_link);
 	c->rss_link = NULL;
+	bpf_link__destroy(c->key_link);
+	c->key_link = NULL;
 	memwatch_bpf__destroy(c->skel2);
 	memwatch_bpf__destroy(c->skel);
 	c->skel = c->skel2 = NULL;
@@ -644,6 +672,7 @@ void capture_close(struct mw_capture *c)
 	detach_in_background(c);
 	ring_buffer__free(c->rb);
 	bpf_link__destroy(c->rss_link);
+	bpf_link__destroy(c->key_link);
 	for (size_t i = 0; i < c->nsys_links; i++)
 		bpf_link__destroy(c->sys_links[i]);
 	for (size_t i = 0; i < c->nmarker_links; i++)

@@ -240,6 +240,7 @@ static __always_inline void note_xol(struct mw_proc *p, __u32 tgid, struct mw_fa
 	union mw_scratch *sc;
 	struct mw_op_rec *rec;
 
+	p->xol_start = pr->start;
 	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
 	slots_harvest(p, tgid);
 	sc = scratch_get(0);
@@ -343,8 +344,7 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	}
 	/* ... or a uprobe hit mapped the [uprobes] page, and this is its
 	 * first touch (the step out of line). */
-	if (err == 0 && MW_LD(task_mm(task), total_vm) != p->total_vm &&
-	    pr.start == xol_vaddr(task_mm(task)))
+	if (err == 0 && !p->xol_start && pr.start == xol_vaddr(task_mm(task)))
 		note_xol(p, tgid, f, &pr);
 	if (err == 0) {
 		f->cache_start = pr.start;
@@ -683,6 +683,21 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 	t->f_counted = 0;
 	t->f.addr = addr;
 	t->f.vma = MW_FAULT_VMA_UNKNOWN;
+	/* The first fault after a marker's uprobe hit: the step out of line
+	 * in a [uprobes] page the hit has just mapped?  Said now, next to the
+	 * marker: the caches tell the fault's VMA only at the next look. */
+	if (p->flags & MW_PROC_XOL_WATCH) {
+		__u64 x = xol_vaddr(task_mm(task));
+
+		mw_and(&p->flags, ~MW_PROC_XOL_WATCH);
+		if (x && !p->xol_start && (addr & MW_PAGE_MASK) == x) {
+			struct vma_probe pr = { .start = x, .end = x + MW_PAGE_SIZE,
+						.flags = MW_VM_EXEC | MW_VM_IO };
+
+			note_xol(p, MW_LD(task, tgid), &t->f, &pr);
+			t->f.vma = x;
+		}
+	}
 }
 
 /* The thread enters or leaves a traced syscall, or exits. */

@@ -279,6 +279,8 @@ struct mw_cpu_offsets {
 #define MW_PROC_HAD_MM	0x4	/* an mm was seen: a different one means exec */
 #define MW_PROC_MM_GUESSED 0x8	/* mm_key learned from another process's call
 				 * on it (remote.bpf.h), not yet from its own */
+#define MW_PROC_XOL_WATCH 0x10	/* before 6.2: a marker's uprobe hit; is the
+				 * next fault the step in a new [uprobes] page? */
 
 /* rss_word packs the last change of one counter: value in pages (bits
  * 23-63), that change in pages (bits 7-22, signed, 0: unknown) and the
@@ -320,6 +322,7 @@ struct mw_proc {
 	__u64 external_changes;	/* changes by other contexts at no address we
 				 * know (reclaim, khugepaged, /proc/PID/mem):
 				 * the loader re-measures when this moves */
+	__u64 xol_start;	/* the kernel's [uprobes] page, once reported */
 	struct mw_slot slots[MW_SLOTS];
 };
 

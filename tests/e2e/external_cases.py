@@ -97,7 +97,8 @@ class Khugepaged:
             sysfs_set(os.path.join(THP, "enabled"), "madvise")
         sysfs_set(os.path.join(THP, "khugepaged/max_ptes_none"), 511 if self.khugepaged else 0)
         if self.khugepaged:
-            sysfs_set(os.path.join(THP, "khugepaged/pages_to_scan"), 4096)
+            # every mm with huge-page VMAs on the machine is scanned in turn
+            sysfs_set(os.path.join(THP, "khugepaged/pages_to_scan"), 65536)
             sysfs_set(os.path.join(THP, "khugepaged/scan_sleep_millisecs"), 100)
             # after a failed huge page allocation it waits this long (60 s)
             sysfs_set(os.path.join(THP, "khugepaged/alloc_sleep_millisecs"), 100)
@@ -148,8 +149,8 @@ def act_collapse(wl, pid, a):
 
 def act_khugepaged(wl, pid, a):
     os.kill(pid, signal.SIGUSR1)
-    done = wait_for(lambda: (smaps_field(pid, a["thp"], "AnonHugePages") or 0) >= 2 * MIB, 30)
-    return bool(done), "khugepaged collapsed the 2 MiB" if done else "no collapse in 30 s"
+    done = wait_for(lambda: (smaps_field(pid, a["thp"], "AnonHugePages") or 0) >= 2 * MIB, 60)
+    return bool(done), "khugepaged collapsed the 2 MiB" if done else "no collapse in 60 s"
 
 
 # name, action, the mapping it changes, how RSS changes (+1 grows, -1

@@ -468,6 +468,10 @@ static void apply_xol(struct mw_account *a, const struct mw_op_rec *r)
 
 	if (r->nr_vmas)
 		v.flags = r->vmas[0].flags;
+	/* There before tracing began (another tracer's uprobes): not ours. */
+	mp = model_find(&a->model, r->start);
+	if (mp && mp->phase < 0 && !mp->observer)
+		return;
 	mp = model_set_vma(&a->model, &v);
 	if (!mp)
 		return;

@@ -939,6 +939,28 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 	return 0;
 }
 
+/* Before 6.2 an mm's counters are plain atomics: the value the classic
+ * program was given, read again, tells that this is the same change. */
+struct mm_rss_stat___pre62 {
+	atomic_long_t count[MW_NR_MEMBERS];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___pre62 {
+	struct mm_rss_stat___pre62 rss_stat;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool same_change(struct mm_struct *mm, __u32 member, __s64 size)
+{
+	struct mm_struct___pre62 *m = (void *)mm;
+	long v;
+
+	if (!bpf_core_field_exists(m->rss_stat))
+		return true;	/* 6.2+ (rss_raw disabled): order alone */
+	if (bpf_probe_read_kernel(&v, sizeof(v), &m->rss_stat.count[member & (MW_NR_MEMBERS - 1)]))
+		return false;
+	return (__s64)v << MW_PAGE_SHIFT == size;
+}
+
 /*
  * Classic mode only, attached after the classic program: the same event, with
  * the mm as a pointer.  A change the classic program could not place (its
@@ -957,7 +979,8 @@ int BPF_PROG(rss_key_learn, struct mm_struct *mm, int member)
 	if (!k || !k->set)
 		return 0;
 	k->set = 0;
-	if (k->member != (__u32)member || k->member >= MW_NR_MEMBERS)
+	if (k->member != (__u32)member || k->member >= MW_NR_MEMBERS ||
+	    !same_change(mm, k->member, k->size))
 		return 0;
 	owner = bpf_map_lookup_elem(&mm_owner, &key);
 	if (!owner)

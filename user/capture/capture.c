@@ -319,8 +319,9 @@ static int attach_syscalls(struct mw_capture *c)
 	/* Other processes' calls on a traced one (bpf/remote.bpf.h);
 	 * process_mrelease came in 5.15. */
 	for (size_t i = 0; !c->host && i < MW_ARRAY_SIZE(remote_calls); i++) {
-		err = attach_call(c, s->progs.remote_enter_tp, "enter", remote_calls[i]) ?:
-		      attach_call(c, s->progs.remote_exit_tp, "exit", remote_calls[i]);
+		/* The exit first: a call noted at entry must be closed. */
+		err = attach_call(c, s->progs.remote_exit_tp, "exit", remote_calls[i]) ?:
+		      attach_call(c, s->progs.remote_enter_tp, "enter", remote_calls[i]);
 		if (err)
 			mw_dbg("no tracepoint for %s: %s", remote_calls[i], strerror(-err));
 	}

@@ -1770,6 +1770,56 @@ TEST(remote_calls_and_remeasure)
 	account_free(&a);
 }
 
+/* The [uprobes] page a marker's hit maps (bpf/fault.bpf.h note_xol): the
+ * mapping is memwatch's own, in the boundary that hit began, and no phase's
+ * growth; after another call of that thread it is no boundary's. */
+TEST(uprobes_page_is_memwatch_own)
+{
+	const uint64_t xol = 0x7ffffffff000ull;
+	struct mw_account a;
+	struct mw_mark_rec mk;
+	struct mw_op_rec *r;
+	struct mw_mapping *mp;
+	struct mw_phase *ph;
+
+	attach(&a);
+	mk = mark_new(MW_MARK_PHASE, 0, 7000, SEED_VM_PAGES, 100 * P, 4 * P);
+	mk.id = 1;
+	feed_exact(&a, MW_S_BPF, &mk, sizeof(mk));
+	r = op_new(MW_OP_VMGROW, 10, 7001, xol, xol + P, SEED_VM_PAGES + 1);
+	r->opflags = MW_OPF_XOL;
+	op_vma(r, xol, xol + P, MW_VM_EXEC | MW_VM_IO);
+	feed_op(&a, r);
+	mp = at(&a, xol);
+	CHECK(mp && mp->observer);
+	CHECK_EQ_U64(a.obs_vm, P);
+	ph = &a.phases.v[a.phases.n - 1];
+	CHECK_EQ_INT(a.obs_phase, (int)a.phases.n - 1);
+	CHECK_EQ_U64(ph->start.vm, SEED_VM_PAGES * P + P);
+	CHECK_EQ_U64((uint64_t)ph->start.rss[MW_FILE], 4 * P + P);
+	CHECK_EQ_U64(ph->observer_vm, P);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	mk = mark_new(MW_MARK_PHASE, 0, 7100, SEED_VM_PAGES + 1, 100 * P, 5 * P);
+	feed_exact(&a, MW_S_BPF, &mk, sizeof(mk));
+	for (size_t i = 0; i < a.phases.v[a.phases.n - 2].ntop; i++)
+		CHECK(a.phases.v[a.phases.n - 2].top[i].start != xol);
+	account_free(&a);
+
+	/* A call of the marker's thread between: the page is not that hit's. */
+	attach(&a);
+	mk = mark_new(MW_MARK_PHASE, 0, 7000, SEED_VM_PAGES, 100 * P, 4 * P);
+	feed_exact(&a, MW_S_BPF, &mk, sizeof(mk));
+	noop_op(&a, 10, SEED_VM_PAGES);
+	r = op_new(MW_OP_VMGROW, 11, 7001, xol, xol + P, SEED_VM_PAGES + 1);
+	r->opflags = MW_OPF_XOL;
+	op_vma(r, xol, xol + P, MW_VM_EXEC | MW_VM_IO);
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.obs_vm, P);
+	CHECK_EQ_INT(a.obs_phase, -1);
+	CHECK_EQ_U64(a.phases.v[a.phases.n - 1].start.vm, SEED_VM_PAGES * P);
+	account_free(&a);
+}
+
 int main(void)
 {
 	RUN(seed_attach);
@@ -1804,5 +1854,6 @@ int main(void)
 	RUN(short_records);
 	RUN(random_streams_keep_totals);
 	RUN(remote_calls_and_remeasure);
+	RUN(uprobes_page_is_memwatch_own);
 	return unit_done();
 }

@@ -202,6 +202,67 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 	f->vma = rec->start;
 }
 
+/*
+ * The kernel's [uprobes] page: where a uprobe hit steps the probed
+ * instruction out of line (the first hit that cannot emulate it maps it, at
+ * mm->uprobes_state.xol_area->vaddr).  0: none, or no uprobes here.
+ */
+struct uprobes_state___mw {
+	struct xol_area *xol_area;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___mw {
+	struct uprobes_state___mw uprobes_state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 xol_vaddr(struct mm_struct *mm)
+{
+	struct mm_struct___mw *m = (void *)mm;
+	struct xol_area *x;
+
+	if (!bpf_core_field_exists(m->uprobes_state))
+		return 0;
+	x = BPF_CORE_READ(m, uprobes_state.xol_area);
+	return x ? BPF_CORE_READ(x, vaddr) : 0;
+}
+
+/*
+ * The first fault in the [uprobes] page, which the kernel mapped with no
+ * syscall right after a uprobe hit (memwatch's own --phase-at/--iter
+ * markers among them): one record, so that the loader knows the page is
+ * its own and counts it in the boundary the hit made.
+ */
+static __always_inline void note_xol(struct mw_proc *p, __u32 tgid, struct mw_fault *f,
+				     const struct vma_probe *pr)
+{
+	struct mm_struct *mm = task_mm(mw_current_task());
+	__u64 total_vm = MW_LD(mm, total_vm);
+	union mw_scratch *sc;
+	struct mw_op_rec *rec;
+
+	p->xol_start = pr->start;
+	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
+	slots_harvest(p, tgid);
+	sc = scratch_get(0);
+	if (!sc)
+		return;
+	rec = &sc->op;
+	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, paths));
+	rec->op = MW_OP_VMGROW;
+	rec->opflags = MW_OPF_XOL;
+	rec->start = pr->start;
+	rec->end = pr->end;
+	rec->args[0] = f->addr;
+	rec->total_vm = total_vm;
+	rec->start_stack = MW_LD(mm, start_stack);
+	rec->nr_vmas = 1;
+	rec->vmas[0].start = pr->start;
+	rec->vmas[0].end = pr->end;
+	rec->vmas[0].flags = pr->flags;
+	hdr_fill(&rec->hdr, MW_REC_OP, tgid, mw_add_fetch(&p->seq, 1));
+	emit(p, rec, offsetof(struct mw_op_rec, paths));
+}
+
 /* ---- the packed last change of one counter (bpf/memwatch.h) -------- */
 
 static __always_inline __u64 w_pack(__s64 pages, __u32 slot1, __s64 dpages)
@@ -281,6 +342,10 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 		f->cache_end = 0;
 		return;
 	}
+	/* ... or a uprobe hit mapped the [uprobes] page, and this is its
+	 * first touch (the step out of line). */
+	if (err == 0 && !p->xol_start && pr.start == xol_vaddr(task_mm(task)))
+		note_xol(p, tgid, f, &pr);
 	if (err == 0) {
 		f->cache_start = pr.start;
 		f->cache_end = pr.end;
@@ -458,20 +523,32 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 	change_credit(p, sys, slot1, member, delta);
 }
 
-/* A change made from another context: reclaim, khugepaged, ptrace peeks. */
-static __always_inline void external_change(struct mw_proc *p, __u32 member, __s64 size)
+/*
+ * A change made from another context: reclaim, khugepaged, KSM, ptrace and
+ * /proc/PID/mem peeks, or another process's call that names the addresses
+ * (remote.bpf.h: r, which then carries it to the loader).  The others have
+ * no address: external_changes tells the loader to measure the process's
+ * mappings again (user/trace.c).
+ */
+static __always_inline void external_change(struct mw_proc *p, __u32 member, __s64 size,
+					    struct mw_remote_call *r)
 {
-	__s64 pages = size >> MW_PAGE_SHIFT;
+	__s64 pages = size >> MW_PAGE_SHIFT, delta;
 	__u64 w_old;
 
 	barrier_var(member);	/* keep the mask: the verifier needs the bound */
 	member &= MW_NR_MEMBERS - 1;
 	w_old = mw_xchg(&p->rss_word[member], w_pack(pages, 0, 0));
+	delta = (pages - w_val(w_old)) << MW_PAGE_SHIFT;
 	if (split_rss)	/* before 6.2: the mm's counter is not all of RSS */
-		mw_add(&p->rss[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+		mw_add(&p->rss[member], delta);
 	else
 		p->rss[member] = size;
-	mw_add(&p->external[member], (pages - w_val(w_old)) << MW_PAGE_SHIFT);
+	mw_add(&p->external[member], delta);
+	if (r)
+		mw_add(&r->rss[member], delta);
+	else
+		mw_add(&p->external_changes, 1);
 }
 
 static __always_inline void note_rss(struct mw_proc *p)
@@ -606,6 +683,21 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 	t->f_counted = 0;
 	t->f.addr = addr;
 	t->f.vma = MW_FAULT_VMA_UNKNOWN;
+	/* The first fault after a marker's uprobe hit: the step out of line
+	 * in a [uprobes] page the hit has just mapped?  Said now, next to the
+	 * marker: the caches tell the fault's VMA only at the next look. */
+	if (p->flags & MW_PROC_XOL_WATCH) {
+		__u64 x = xol_vaddr(task_mm(task));
+
+		mw_and(&p->flags, ~MW_PROC_XOL_WATCH);
+		if (x && !p->xol_start && (addr & MW_PAGE_MASK) == x) {
+			struct vma_probe pr = { .start = x, .end = x + MW_PAGE_SIZE,
+						.flags = MW_VM_EXEC | MW_VM_IO };
+
+			note_xol(p, MW_LD(task, tgid), &t->f, &pr);
+			t->f.vma = x;
+		}
+	}
 }
 
 /* The thread enters or leaves a traced syscall, or exits. */
@@ -678,6 +770,76 @@ int split_seed(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+/* The raw rss_stat program is attached: an mm's key is its pointer.  Else
+ * (the classic one), rss_key_learn pairs the two keys (below). */
+const volatile bool rss_key_ptr = false;
+const volatile bool learn_keys = false;
+
+/*
+ * Once as tracing of seed_tgid begins (a task iterator run by the loader):
+ * its mm and its key, so that changes other contexts make to it are known
+ * as its own from the start, not only after the process's next change of its
+ * own (an idle process attached with -p may never make one).  The classic
+ * tracepoint keys an mm by a hash of the pointer (mm_id) that nothing here
+ * can compute: there the pointer is noted as the process's, and the first
+ * change another context makes to it pairs the two (rss_key_learn).
+ */
+SEC("iter/task")
+int mm_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	__u32 tgid = seed_tgid;
+	struct mm_struct *mm;
+	struct mw_proc *p;
+	__u64 key;
+
+	if ((!rss_key_ptr && !learn_keys) || !task || MW_LD(task, tgid) != tgid)
+		return 0;
+	mm = MW_LD(task, mm);
+	p = proc_lookup(tgid);
+	if (!mm || !p || p->mm_key || (p->flags & MW_PROC_DEAD))
+		return 0;
+	key = (__u64)mm;
+	bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
+	if (rss_key_ptr) {
+		p->mm_key = key;
+		mw_or(&p->flags, MW_PROC_HAD_MM);
+	}
+	return 0;
+}
+
+/*
+ * The classic tracepoint's change of an mm it could not place, handed on
+ * this CPU to rss_key_learn, which runs next for the same event (probes
+ * run in the order attached, the classic one first, with preemption off).
+ */
+struct mw_key_pending {
+	__u64 mm_id;
+	__s64 size;
+	__u32 member;
+	__u32 set;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_key_pending);
+} key_pending SEC(".maps");
+
+static __always_inline void key_pend(__u64 mm_id, __u32 member, __s64 size)
+{
+	__u32 zero = 0;
+	struct mw_key_pending *k = bpf_map_lookup_elem(&key_pending, &zero);
+
+	if (!k)
+		return;
+	k->mm_id = mm_id;
+	k->size = size;
+	k->member = member;
+	k->set = 1;
+}
+
 /* ---- kmem:rss_stat -------------------------------------------------------- */
 
 /*
@@ -690,6 +852,7 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 				      __u32 member, __u32 which, __s64 size, struct mm_struct *mm)
 {
 	__u32 tgid = MW_LD(task, tgid);
+	struct mw_remote_call *r;
 	struct mw_proc *p = NULL;
 	__u32 *owner;
 
@@ -699,8 +862,13 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 		p = proc_current(task, tgid);
 	if (!p) {
 		/* Another context changed a traced mm: reclaim, khugepaged, a
-		 * vfork child, or the owner's own teardown at exit/exec. */
+		 * vfork child, another process's call (remote.bpf.h), or the
+		 * owner's own teardown at exit/exec. */
 		owner = bpf_map_lookup_elem(&mm_owner, &key);
+		if (!owner && !curr)
+			owner = remote_learn(key);
+		if (!owner && !curr && !mm && learn_keys)
+			key_pend(key, member, size);	/* rss_key_learn, next */
 		if (!owner)
 			return;
 		p = proc_lookup(*owner);
@@ -712,12 +880,29 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 			p->mm_key = 0;
 			return;
 		}
-		external_change(p, member, mm ? rss_counter_bytes(mm, which) : size);
+		r = remote_of(*owner);
+		if (r && r->call == MW_REMOTE_MRELEASE) {
+			/* process_mrelease() reaps a killed process's memory
+			 * ahead of its exit_mmap(): the same teardown. */
+			p->mm_key = 0;
+			return;
+		}
+		external_change(p, member, mm ? rss_counter_bytes(mm, which) : size, r);
 		note_rss(p);
 		return;
 	}
 	if (p->flags & MW_PROC_DEAD)
 		return;
+	if (p->mm_key != key && (p->flags & MW_PROC_MM_GUESSED)) {
+		/* Its mm was guessed wrong (remote_learn): this is its first. */
+		__u64 old = p->mm_key;
+
+		bpf_map_delete_elem(&mm_owner, &old);
+		p->mm_key = 0;
+		mw_and(&p->flags, ~(MW_PROC_MM_GUESSED | MW_PROC_HAD_MM));
+	} else if (p->flags & MW_PROC_MM_GUESSED) {
+		mw_and(&p->flags, ~MW_PROC_MM_GUESSED);	/* guessed right */
+	}
 	if (p->mm_key != key) {
 		/* A new mm (exec) starts from zero; the first mm we see for a
 		 * process is the one the loader seeded from /proc. */
@@ -751,6 +936,67 @@ int BPF_PROG(rss_stat_raw, struct mm_struct *mm, int member)
 	__u32 which = *(volatile __u64 *)&ctx[1];
 
 	rss_event(task, (__u64)mm, task_mm(task) == mm, member, which, -1, mm);
+	return 0;
+}
+
+/* Before 6.2 an mm's counters are plain atomics: the value the classic
+ * program was given, read again, tells that this is the same change. */
+struct mm_rss_stat___pre62 {
+	atomic_long_t count[MW_NR_MEMBERS];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___pre62 {
+	struct mm_rss_stat___pre62 rss_stat;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool same_change(struct mm_struct *mm, __u32 member, __s64 size)
+{
+	struct mm_struct___pre62 *m = (void *)mm;
+	long v;
+
+	if (!bpf_core_field_exists(m->rss_stat))
+		return true;	/* 6.2+ (rss_raw disabled): order alone */
+	if (bpf_probe_read_kernel(&v, sizeof(v), &m->rss_stat.count[member & (MW_NR_MEMBERS - 1)]))
+		return false;
+	return (__s64)v << MW_PAGE_SHIFT == size;
+}
+
+/*
+ * Classic mode only, attached after the classic program: the same event, with
+ * the mm as a pointer.  A change the classic program could not place (its
+ * mm_id unknown) whose pointer mm_seed noted as a traced process's: the
+ * mm_id is that process's from now on, and the change is applied.  Every
+ * RSS change on the host runs this; all but those return at the first test.
+ */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(rss_key_learn, struct mm_struct *mm, int member)
+{
+	__u32 zero = 0, *owner, tgid;
+	struct mw_key_pending *k = bpf_map_lookup_elem(&key_pending, &zero);
+	__u64 key = (__u64)mm, id;
+	struct mw_proc *p;
+
+	if (!k || !k->set)
+		return 0;
+	k->set = 0;
+	if (k->member != (__u32)member || k->member >= MW_NR_MEMBERS ||
+	    !same_change(mm, k->member, k->size))
+		return 0;
+	owner = bpf_map_lookup_elem(&mm_owner, &key);
+	if (!owner)
+		return 0;
+	tgid = *owner;
+	p = proc_lookup(tgid);
+	/* Its own exit_mmap(): what /proc last showed is what we report. */
+	if (!p || p->mm_key || (p->flags & (MW_PROC_HAD_MM | MW_PROC_DEAD)) ||
+	    tgid == bpf_get_current_pid_tgid() >> 32)
+		return 0;
+	id = k->mm_id;
+	bpf_map_update_elem(&mm_owner, &id, &tgid, BPF_ANY);
+	p->mm_key = id;
+	mw_or(&p->flags, MW_PROC_HAD_MM);
+	external_change(p, k->member, k->size, remote_of(tgid));
+	note_rss(p);
 	return 0;
 }
 

@@ -71,6 +71,9 @@ static __always_inline void mark_here(__u32 kind, __u32 id, const char *name)
 
 	if (!p)
 		return;
+	/* Before 6.2 the step's fault is placed late: look at it at once. */
+	if (split_rss && !p->xol_start)
+		mw_or(&p->flags, MW_PROC_XOL_WATCH);
 	mm = current_mm();
 	emit_mark(p, tgid, kind, id, name, true, BPF_CORE_READ(mm, total_vm));
 }

@@ -9,6 +9,7 @@
  *   stack.bpf.h     user call stacks of mapping calls and first faults (--stacks)
  *   rsscount.bpf.h  an mm's RSS counters read whole (per-CPU offsets)
  *   fault.bpf.h     page faults and kmem:rss_stat: the hot path
+ *   remote.bpf.h    other processes' calls on a traced one (process_madvise, ...)
  *   syscalls.bpf.h  mmap, munmap, mremap, brk, mprotect, madvise, ... records
  *   task.bpf.h      exec and exit
  *   mark.bpf.h      phase and iteration markers: uprobes, USDT, 'memwatch mark'
@@ -33,6 +34,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "python.bpf.h"
 #include "stack.bpf.h"
 #include "rsscount.bpf.h"
+#include "remote.bpf.h"
 #include "fault.bpf.h"
 #include "syscalls.bpf.h"
 #include "task.bpf.h"

@@ -63,6 +63,7 @@ enum mw_rec_type {
 	MW_REC_COALESCED,	/* struct mw_coalesced_rec */
 	MW_REC_PYSTACK,		/* struct mw_py_rec (--python) */
 	MW_REC_PYCODE,		/* struct mw_pycode_rec (--python) */
+	MW_REC_REMOTE,		/* struct mw_remote_rec */
 };
 
 /* Phase markers. */
@@ -94,6 +95,8 @@ enum mw_mark_kind {
 #define MW_OPF_FAILED		0x1	/* syscall failed; nothing may have changed */
 #define MW_OPF_WALK_SHORT	0x2	/* VMAs in [walk_next, end) not reported: resync */
 #define MW_OPF_FIND_BUSY	0x4	/* bpf_find_vma could not lock mm: resync range */
+#define MW_OPF_XOL		0x8	/* MW_OP_VMGROW: the kernel's [uprobes] page
+					 * (vmas[0]) appeared, for a uprobe hit */
 
 struct mw_vma {
 	__u64 start;
@@ -147,6 +150,33 @@ struct mw_coalesced_rec {
 	struct mw_rec_hdr hdr;	/* seq 0 */
 	__u64 calls;
 	__u64 first_ts;
+};
+
+/*
+ * Another process's call that changed this one's RSS at addresses it names
+ * (bpf/remote.bpf.h): rss_delta[] is what the call changed, inside ranges[].
+ * hdr.seq numbers it like a structural record (it changes no VMA).
+ */
+enum mw_remote {
+	MW_REMOTE_MADVISE = 1,	/* process_madvise(pidfd, iovec, vlen, advice, flags) */
+	MW_REMOTE_VM_READV,	/* process_vm_readv(pid, lvec, n, rvec, rn, flags) */
+	MW_REMOTE_VM_WRITEV,	/* process_vm_writev(...) */
+	MW_REMOTE_MRELEASE,	/* process_mrelease(pidfd, flags): no record */
+};
+
+#define MW_REMOTE_RANGES	8
+#define MW_REMOTE_F_MORE	0x1	/* more ranges than ranges[] holds */
+
+struct mw_remote_rec {
+	struct mw_rec_hdr hdr;	/* tgid: the target; tid: the caller's thread */
+	__u32 call;		/* enum mw_remote */
+	__u32 caller;		/* the calling process */
+	__s64 ret;
+	__u64 args[6];		/* the call's arguments as passed */
+	__u32 nr_ranges;
+	__u32 flags;		/* MW_REMOTE_F_* */
+	struct { __u64 start, end; } ranges[MW_REMOTE_RANGES];	/* page aligned */
+	__s64 rss_delta[MW_NR_MEMBERS];	/* bytes */
 };
 
 /*
@@ -342,6 +372,10 @@ struct mw_cpu_offsets {
 /* Per-process state, aggregated in the kernel (hash map 'procs', by tgid). */
 #define MW_PROC_DEAD	0x2	/* process exited: freeze every counter */
 #define MW_PROC_HAD_MM	0x4	/* an mm was seen: a different one means exec */
+#define MW_PROC_MM_GUESSED 0x8	/* mm_key learned from another process's call
+				 * on it (remote.bpf.h), not yet from its own */
+#define MW_PROC_XOL_WATCH 0x10	/* before 6.2: a marker's uprobe hit; is the
+				 * next fault the step in a new [uprobes] page? */
 
 /* rss_word packs the last change of one counter: value in pages (bits
  * 23-63), that change in pages (bits 7-22, signed, 0: unknown) and the
@@ -384,6 +418,10 @@ struct mw_proc {
 	__u64 coalescing;	/* calls counted, not sent, in the window now open */
 	__u64 coalesce_ts;	/* ... which opened then */
 	__u64 coalesced;	/* calls in the windows closed so far */
+	__u64 external_changes;	/* changes by other contexts at no address we
+				 * know (reclaim, khugepaged, /proc/PID/mem):
+				 * the loader re-measures when this moves */
+	__u64 xol_start;	/* the kernel's [uprobes] page, once reported */
 	struct mw_slot slots[MW_SLOTS];
 };
 

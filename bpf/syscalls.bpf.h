@@ -386,14 +386,40 @@ int sys_exit_tp(struct mw_sys_exit_ctx *ctx)
 	return sys_exit(ctx, ctx->ret);
 }
 
+/* Other processes' calls on a traced one (remote.bpf.h), each on its own
+ * tracepoint. */
+SEC("tracepoint")	/* syscalls:sys_enter_process_madvise and the others */
+int remote_enter_tp(struct mw_sys_enter_ctx *ctx)
+{
+	__u32 call = remote_call_of(ctx->nr);
+	struct pt_regs *regs;
+	__u64 a[6];
+
+	if (!call || !(regs = mw_task_pt_regs(mw_current_task())))
+		return 0;
+	syscall_args(regs, a);
+	return remote_enter(a, call);
+}
+
+SEC("tracepoint")	/* syscalls:sys_exit_process_madvise and the others */
+int remote_exit_tp(struct mw_sys_exit_ctx *ctx)
+{
+	return remote_exit(ctx->ret);
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 {
-	__u32 op = syscall_op(id);
+	__u32 op = syscall_op(id), call;
 	__u64 a[6];
 
-	if (!op)
-		return 0;
+	if (!op) {
+		call = remote_call_of(id);
+		if (!call)
+			return 0;
+		syscall_args(regs, a);
+		return remote_enter(a, call);
+	}
 	syscall_args(regs, a);
 	return sys_enter(a, op);
 }
@@ -401,8 +427,10 @@ int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
 {
-	if (!syscall_op(MW_SYSCALL_NR(regs)))
-		return 0;
+	long nr = MW_SYSCALL_NR(regs);
+
+	if (!syscall_op(nr))
+		return remote_call_of(nr) ? remote_exit(ret) : 0;
 	return sys_exit(ctx, ret);
 }
 

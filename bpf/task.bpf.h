@@ -56,6 +56,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
 	p->vm_peak = p->total_vm;
 	p->hiwater_vm_base = 0;
 	p->rss_peak = 0;
+	p->xol_start = 0;	/* the new mm has no [uprobes] page yet */
 	task_record(p, tgid, MW_REC_EXEC, task);
 	return 0;
 }

@@ -29,6 +29,7 @@ enum mw_srec_kind {
 	MW_S_SYM,	/* struct mw_sym, then its strings: a code address named */
 	MW_S_FRAMES,	/* struct mw_frames: a stack record's frames, unwound */
 	MW_S_PYCODE,	/* struct mw_pycode, then its strings and line table */
+	MW_S_REMEASURE,	/* struct mw_remeasure: measure every mapping again */
 };
 
 struct mw_srec {
@@ -111,6 +112,18 @@ struct mw_markname {
 struct mw_reconcile {
 	uint64_t start, end;
 	int64_t rss[MW_NR_MEMBERS];	/* swap: ignored */
+};
+
+/*
+ * Other contexts changed the process's RSS at addresses nobody named
+ * (reclaim, khugepaged, KSM, a /proc/PID/mem write: bpf/fault.bpf.h
+ * external_changes): every mapping is measured again (MW_S_RECONCILE) once
+ * the analysis has caught up.
+ */
+struct mw_remeasure {
+	uint32_t pid;
+	uint32_t pad;
+	uint64_t external_changes;	/* the kernel's count that moved */
 };
 
 /*

@@ -59,6 +59,8 @@ struct session {
 	struct mw_unwinder *unwind;	/* --stacks with --stack-bytes */
 	struct mw_frames *frames;	/* its output */
 	uint32_t py_epoch;		/* address spaces it was looked for in */
+	uint64_t ext_seen;	/* the kernel's external_changes last acted on */
+	uint64_t ext_next;	/* when to look at it again */
 };
 
 /* Everything capture learns passes here: into the analysis, and into the
@@ -450,6 +452,41 @@ out:
 	free(k2);
 }
 
+/* How often other contexts' changes may have every mapping measured again,
+ * and how often the kernel's count of them is looked at. */
+#define MW_REMEASURE_GAP_NS	(150 * MW_NS_PER_MS)
+#define MW_EXTERNAL_LOOK_NS	(50 * MW_NS_PER_MS)
+
+/*
+ * Other contexts changed the process's RSS at addresses nobody named
+ * (reclaim, khugepaged, KSM, /proc/PID/mem: bpf/fault.bpf.h counts them in
+ * external_changes): its mappings are measured again from pagemap, so that
+ * per-mapping RSS is right shortly after, not at the process's next change
+ * of its own.  At most every 150 ms, and at most a fifth of the time (a
+ * process under reclaim changes all the time); force: at the end.
+ */
+static void external_check(struct session *s, bool force)
+{
+	uint64_t now = mw_now_ns(), done;
+	struct mw_proc *k;
+
+	if (!s->alive || s->acct->exited || (!force && now < s->ext_next))
+		return;
+	s->ext_next = now + MW_EXTERNAL_LOOK_NS;
+	k = mw_xcalloc(1, sizeof(*k));
+	if (!capture_proc_read(s->cap, s->pid, k) && k->external_changes != s->ext_seen) {
+		struct mw_remeasure rm = { .pid = (uint32_t)s->pid,
+					   .external_changes = k->external_changes };
+
+		s->ext_seen = k->external_changes;
+		feed(s, &(struct mw_srec){ .kind = MW_S_REMEASURE, .len = sizeof(rm), .data = &rm });
+		reconcile_splits(s, false);
+		done = mw_now_ns();
+		s->ext_next = done + MW_MAX(MW_REMEASURE_GAP_NS, 4 * (done - now));
+	}
+	free(k);
+}
+
 /* Apply what the ring buffer holds until it is empty, or until limit (0:
  * none; the producer is held or gone).  Returns false if some is left. */
 static bool drain(struct session *s, uint64_t limit)
@@ -552,6 +589,7 @@ static void finish(struct session *s, bool exited, int status, uint64_t drain_li
 		model_for_each(mp, &s->acct->model)
 			model_set_recheck(&s->acct->model, mp, true);
 	}
+	external_check(s, true);
 	reconcile_splits(s, false);
 	if (s->alive && !s->acct->exited)
 		feed_seed(s, MW_SEED_MEASURE);
@@ -708,6 +746,7 @@ static int loop(struct session *s, int *cmd_status)
 			return MW_EXIT_RUNTIME;
 		}
 		reconcile_splits(s, false);
+		external_check(s, false);
 		now = mw_now_ns();
 		if (handle_signal(s, &forwarded))
 			break;

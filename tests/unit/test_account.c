@@ -1802,6 +1802,115 @@ TEST(random_streams_keep_totals)
 	}
 }
 
+/* Another process's call names its ranges (bpf/remote.bpf.h): one range in
+ * one mapping is exact there; several are shared by size and measured again;
+ * ranges not all known, and changes at no address, have every mapping
+ * measured again (MW_S_REMEASURE). */
+static void remote_rec(struct mw_account *a, uint32_t seq, uint32_t flags, int n,
+		       const uint64_t (*r)[2], int64_t anon, int64_t file)
+{
+	struct mw_remote_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.hdr = rec_hdr(MW_REC_REMOTE, 0, seq, 6000 + seq);
+	rec.call = MW_REMOTE_VM_WRITEV;
+	rec.flags = flags;
+	rec.nr_ranges = (uint32_t)n;
+	for (int i = 0; i < n; i++) {
+		rec.ranges[i].start = r[i][0];
+		rec.ranges[i].end = r[i][1];
+	}
+	rec.rss_delta[MW_ANON] = anon;
+	rec.rss_delta[MW_FILE] = file;
+	feed_exact(a, MW_S_BPF, &rec, sizeof(rec));
+}
+
+TEST(remote_calls_and_remeasure)
+{
+	static const uint64_t one[][2] = { { ANON1M + 16 * P, ANON1M + 48 * P } };
+	static const uint64_t two[][2] = { { ANON1M, ANON1M + 4 * P }, { TAG, TAG + P } };
+	struct mw_account a;
+	struct mw_mapping *mp, *tag;
+	struct mw_remeasure rm = { .pid = 1, .external_changes = 3 };
+
+	attach(&a);
+	model_for_each(mp, &a.model)	/* the attach's own re-measure, done */
+		model_set_recheck(&a.model, mp, false);
+	mp = at(&a, ANON1M);
+	tag = at(&a, TAG);
+	remote_rec(&a, 10, 0, 1, one, 32 * P, 0);	/* process_vm_writev: 32 pages */
+	CHECK_EQ_U64((uint64_t)mp->rss[MW_ANON], (64 * KB) + 32 * P);
+	CHECK(!mp->recheck);
+	CHECK_EQ_U64(a.remote_calls, 1);
+	CHECK_EQ_U64((uint64_t)a.remote_rss, 32 * P);
+	CHECK_EQ_U64(a.last_seq, 10);		/* numbered like structural ones */
+	remote_rec(&a, 11, 0, 2, two, -5 * P, 0);	/* 4 + 1 pages, by size */
+	CHECK_EQ_U64((uint64_t)mp->rss[MW_ANON], (64 * KB) + 28 * P);
+	CHECK_EQ_U64((uint64_t)tag->rss[MW_ANON], 0);
+	CHECK(mp->recheck && tag->recheck);
+	CHECK_EQ_U64(a.remeasures, 0);
+	remote_rec(&a, 12, MW_REMOTE_F_MORE, 1, one, P, 0);
+	CHECK_EQ_U64(a.remeasures, 1);
+	CHECK_EQ_U64(a.model.nrecheck, SEED_NLIVE);
+	model_for_each(mp, &a.model)
+		model_set_recheck(&a.model, mp, false);
+	feed_exact(&a, MW_S_REMEASURE, &rm, sizeof(rm));
+	CHECK_EQ_U64(a.remeasures, 2);
+	CHECK_EQ_U64(a.model.nrecheck, SEED_NLIVE);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	account_free(&a);
+}
+
+/* The [uprobes] page a marker's hit maps (bpf/fault.bpf.h note_xol): the
+ * mapping is memwatch's own, in the boundary that hit began, and no phase's
+ * growth; after another call of that thread it is no boundary's. */
+TEST(uprobes_page_is_memwatch_own)
+{
+	const uint64_t xol = 0x7ffffffff000ull;
+	struct mw_account a;
+	struct mw_mark_rec mk;
+	struct mw_op_rec *r;
+	struct mw_mapping *mp;
+	struct mw_phase *ph;
+
+	attach(&a);
+	mk = mark_new(MW_MARK_PHASE, 0, 7000, SEED_VM_PAGES, 100 * P, 4 * P);
+	mk.id = 1;
+	feed_exact(&a, MW_S_BPF, &mk, sizeof(mk));
+	r = op_new(MW_OP_VMGROW, 10, 7001, xol, xol + P, SEED_VM_PAGES + 1);
+	r->opflags = MW_OPF_XOL;
+	op_vma(r, xol, xol + P, MW_VM_EXEC | MW_VM_IO);
+	feed_op(&a, r);
+	mp = at(&a, xol);
+	CHECK(mp && mp->observer);
+	CHECK_EQ_U64(a.obs_vm, P);
+	ph = &a.phases.v[a.phases.n - 1];
+	CHECK_EQ_INT(a.obs_phase, (int)a.phases.n - 1);
+	CHECK_EQ_U64(ph->start.vm, SEED_VM_PAGES * P + P);
+	CHECK_EQ_U64((uint64_t)ph->start.rss[MW_FILE], 4 * P + P);
+	CHECK_EQ_U64(ph->observer_vm, P);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	mk = mark_new(MW_MARK_PHASE, 0, 7100, SEED_VM_PAGES + 1, 100 * P, 5 * P);
+	feed_exact(&a, MW_S_BPF, &mk, sizeof(mk));
+	for (size_t i = 0; i < a.phases.v[a.phases.n - 2].ntop; i++)
+		CHECK(a.phases.v[a.phases.n - 2].top[i].start != xol);
+	account_free(&a);
+
+	/* A call of the marker's thread between: the page is not that hit's. */
+	attach(&a);
+	mk = mark_new(MW_MARK_PHASE, 0, 7000, SEED_VM_PAGES, 100 * P, 4 * P);
+	feed_exact(&a, MW_S_BPF, &mk, sizeof(mk));
+	noop_op(&a, 10, SEED_VM_PAGES);
+	r = op_new(MW_OP_VMGROW, 11, 7001, xol, xol + P, SEED_VM_PAGES + 1);
+	r->opflags = MW_OPF_XOL;
+	op_vma(r, xol, xol + P, MW_VM_EXEC | MW_VM_IO);
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.obs_vm, P);
+	CHECK_EQ_INT(a.obs_phase, -1);
+	CHECK_EQ_U64(a.phases.v[a.phases.n - 1].start.vm, SEED_VM_PAGES * P);
+	account_free(&a);
+}
+
 int main(void)
 {
 	RUN(seed_attach);
@@ -1837,5 +1946,7 @@ int main(void)
 	RUN(session_consistent);
 	RUN(short_records);
 	RUN(random_streams_keep_totals);
+	RUN(remote_calls_and_remeasure);
+	RUN(uprobes_page_is_memwatch_own);
 	return unit_done();
 }

@@ -36,6 +36,7 @@ void account_init(struct mw_account *a, pid_t pid, size_t dead_limit)
 	memset(a, 0, sizeof(*a));
 	a->pid = pid;
 	a->wait_status = -1;
+	a->obs_phase = -1;
 	model_init(&a->model, dead_limit);
 	a->model.on_bury = on_bury;
 	a->model.on_bury_ctx = a;
@@ -453,9 +454,58 @@ static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
 	set_reported_vmas(a, r, len);
 }
 
+/*
+ * The kernel mapped its [uprobes] page (bpf/fault.bpf.h note_xol): the
+ * mapping is memwatch's own.  Right after a marker of the same thread it
+ * belongs to that marker's boundary: the hit maps it before the program's
+ * next instruction, so the phase (or iteration) the hit began starts with
+ * it, VM and the page the step faulted in, as the program sees it.
+ */
+static void apply_xol(struct mw_account *a, const struct mw_op_rec *r)
+{
+	struct mw_vma_state v = { .start = r->start, .end = r->end, .path = "[uprobes]" };
+	uint64_t size = r->end > r->start ? r->end - r->start : 0;
+	struct mw_mapping *mp;
+
+	if (r->nr_vmas)
+		v.flags = r->vmas[0].flags;
+	/* There before tracing began (another tracer's uprobes): not ours. */
+	mp = model_find(&a->model, r->start);
+	if (mp && mp->phase < 0 && !mp->observer)
+		return;
+	mp = model_set_vma(&a->model, &v);
+	if (!mp)
+		return;
+	mp->observer = true;
+	model_classify(&a->model, mp);
+	a->obs_start = r->start;
+	a->obs_vm = size;
+	if (a->umark_tid && a->umark_tid == r->hdr.tid) {
+		struct mw_point *at = NULL;
+
+		if (a->umark_kind == MW_MARK_PHASE && a->phases.n) {
+			a->obs_phase = (int)a->phases.n - 1;
+			a->phases.v[a->obs_phase].observer_vm = size;
+			at = &a->phases.v[a->obs_phase].start;
+		} else if (a->umark_kind == MW_MARK_ITER && a->phases.nit) {
+			at = &a->phases.it[a->phases.nit - 1].start;
+		}
+		if (at) {
+			at->vm += size;
+			at->rss[MW_FILE] += 1 << MW_PAGE_SHIFT;	/* the step's fault */
+		}
+	}
+	a->umark_tid = 0;
+}
+
 static void apply_vmgrow(struct mw_account *a, const struct mw_op_rec *r)
 {
 	struct mw_mapping *mp = model_lower_bound(&a->model, r->start), *below;
+
+	if (r->opflags & MW_OPF_XOL) {
+		apply_xol(a, r);
+		return;
+	}
 
 	/* The stack VMA just above the faulting address grew down to it. */
 	below = mp ? model_prev(mp) : NULL;
@@ -588,6 +638,13 @@ static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
 	char name[MW_MARK_NAME_LEN];
 
 	memcpy(at.rss, mk->rss, sizeof(at.rss));
+	/* A boundary made in the process (uprobe, USDT): the [uprobes] page,
+	 * if this hit maps it, comes next from the same thread (apply_xol);
+	 * the loader's own marks come from its thread, never the process's. */
+	if (mk->kind == MW_MARK_PHASE || mk->kind == MW_MARK_ITER) {
+		a->umark_tid = mk->hdr.tid;
+		a->umark_kind = mk->kind;
+	}
 	snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, mark_name(a, mk));
 	phases_mark(&a->phases, &a->model, mk->kind, name, &at,
 		    mk->phase_vm_peak << MW_PAGE_SHIFT, mk->phase_rss_peak);
@@ -620,6 +677,63 @@ static void note_seq(struct mw_account *a, uint32_t seq)
 	a->last_seq = seq;
 }
 
+/*
+ * Another process's call changed RSS inside the ranges it named
+ * (bpf/remote.bpf.h): each range gets its share by size, and the mappings
+ * there are measured again when quiet unless one range in one mapping took
+ * it all (spread_rss).
+ */
+static void apply_remote(struct mw_account *a, const struct mw_remote_rec *r)
+{
+	uint32_t n = MW_MIN(r->nr_ranges, (uint32_t)MW_REMOTE_RANGES);
+	uint64_t total = 0, done = 0;
+	__s64 given[MW_NR_MEMBERS] = { 0 };
+	struct mw_mapping *mp;
+
+	a->remote_calls++;
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		if (m != MW_SWAP)
+			a->remote_rss += r->rss_delta[m];
+	for (uint32_t i = 0; i < n; i++)
+		if (r->ranges[i].end > r->ranges[i].start)
+			total += r->ranges[i].end - r->ranges[i].start;
+	if (!total || (r->flags & MW_REMOTE_F_MORE)) {
+		/* Ranges not all known: where it went, only a measure says. */
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			a->lost_attr[m] += r->rss_delta[m];
+		account_remeasure(a);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t lo = r->ranges[i].start, hi = r->ranges[i].end;
+		__s64 part[MW_NR_MEMBERS];
+
+		if (hi <= lo)
+			continue;
+		done += hi - lo;
+		for (int m = 0; m < MW_NR_MEMBERS; m++) {
+			/* The last range takes what rounding left. */
+			part[m] = done == total ? r->rss_delta[m] - given[m] :
+				  mw_scale(r->rss_delta[m], hi - lo, total);
+			given[m] += part[m];
+		}
+		spread_rss(a, lo, hi, part);
+		if (n > 1)
+			for (mp = model_lower_bound(&a->model, lo); mp && mp->start < hi;
+			     mp = model_next(mp))
+				model_set_recheck(&a->model, mp, true);
+	}
+}
+
+void account_remeasure(struct mw_account *a)
+{
+	struct mw_mapping *mp;
+
+	a->remeasures++;
+	model_for_each(mp, &a->model)
+		model_set_recheck(&a->model, mp, true);
+}
+
 static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 {
 	const struct mw_rec_hdr *h = data;
@@ -628,6 +742,13 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 	if (len < sizeof(*h))
 		return;
 	a->model.now_ns = h->ts;
+	/* A call or an exec of the marker's thread comes between: the page
+	 * is not that hit's (apply_xol).  Deltas and stacks do not count. */
+	if (h->tid == a->umark_tid &&
+	    (h->type == MW_REC_EXEC ||
+	     (h->type == MW_REC_OP && len >= offsetof(struct mw_op_rec, vmas) &&
+	      !(((const struct mw_op_rec *)data)->opflags & MW_OPF_XOL))))
+		a->umark_tid = 0;
 	switch (h->type) {
 	case MW_REC_DELTAS:
 		if (len >= offsetof(struct mw_deltas_rec, slots))
@@ -647,6 +768,11 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		break;
 	case MW_REC_PYCODE:
 		callsites_pycode_rec(&a->sites, data, len);
+		break;
+	case MW_REC_REMOTE:
+		note_seq(a, h->seq);
+		if (len >= sizeof(struct mw_remote_rec))
+			apply_remote(a, data);
 		break;
 	case MW_REC_COALESCED:
 		/* Calls the kernel counted but did not send: the layout is
@@ -910,6 +1036,10 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		break;
 	case MW_S_PYCODE:
 		callsites_pycode(&a->sites, r->data, r->len);
+		break;
+	case MW_S_REMEASURE:
+		if (r->len >= sizeof(struct mw_remeasure))
+			account_remeasure(a);
 		break;
 	case MW_S_END:
 		if (r->len >= sizeof(struct mw_end)) {

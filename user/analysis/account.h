@@ -36,6 +36,10 @@ struct mw_account {
 	bool need_resync;	/* the layout should be re-read from /proc */
 	uint64_t resyncs;
 	uint64_t reconciled;	/* mappings re-measured after a split */
+	uint64_t remeasures;	/* every mapping re-measured: other contexts
+				 * changed RSS at unknown addresses */
+	uint64_t remote_calls;	/* other processes' calls placed (MW_REC_REMOTE) */
+	int64_t remote_rss;	/* ... and the RSS they changed, bytes */
 	bool concurrent;	/* the kernel saw concurrent RSS changes */
 	uint64_t vm_mismatches;	/* model VM != kernel VM after a record */
 	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
@@ -50,6 +54,13 @@ struct mw_account {
 		bool rollup;
 		uint64_t pss_anon, pss_file, pss_shmem;
 	} smaps;
+	/* The [uprobes] page memwatch's markers made the kernel map (the
+	 * first hit that steps out of line), its own footprint: where, and
+	 * the phase whose starting hit mapped it (-1: none). */
+	uint64_t obs_start, obs_vm;
+	int obs_phase;
+	uint32_t umark_tid;	/* the thread whose marker was its last record */
+	uint32_t umark_kind;
 
 	struct mw_phases phases;
 	struct mw_hists hists;	/* sizes, lifetimes, touched (hists.h) */
@@ -66,6 +77,8 @@ struct mw_account {
 };
 
 void account_init(struct mw_account *a, pid_t pid, size_t dead_limit);
+/* Every mapping is to be measured again (MW_S_REMEASURE). */
+void account_remeasure(struct mw_account *a);
 void account_free(struct mw_account *a);
 
 /* Apply one stream record. */

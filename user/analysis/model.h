@@ -77,6 +77,8 @@ struct mw_mapping {
 				 * (model_set_recheck() while in the table) */
 	bool settling;		/* split by a removal whose RSS the kernel gave:
 				 * exact once settle_removed() ran */
+	bool observer;		/* memwatch's own: the [uprobes] page its
+				 * markers made the kernel map */
 	enum mw_kind kind;
 	char *path;		/* file path or kernel name ("[vdso]"), or NULL */
 	int64_t rss[MW_NR_MEMBERS];	/* bytes, by kmem:rss_stat member */

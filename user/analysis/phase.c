@@ -77,6 +77,8 @@ static void consider(struct mw_phase *p, const struct mw_model *m,
 	struct mw_growth g;
 	size_t pos;
 
+	if (mp->observer)
+		return;		/* memwatch's own, not the program's growth */
 	growth_of(m, mp, idx, &g);
 	if (g.rss_delta <= 0 && g.vm_delta <= 0) {
 		free(g.path);

@@ -42,6 +42,8 @@ struct mw_phase {
 	char name[MW_MARK_NAME_LEN];
 	struct mw_point start, end;
 	uint64_t vm_peak, rss_peak;	/* bytes */
+	uint64_t observer_vm;	/* of start.vm: memwatch's [uprobes] page,
+				 * mapped by the hit that began the phase */
 	bool open;
 	struct mw_growth top[MW_TOP_GROWTH];
 	size_t ntop;

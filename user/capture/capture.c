@@ -23,9 +23,10 @@ struct mw_capture {
 	struct memwatch_bpf *skel2;	/* per process: the sys_exit program, loaded in parallel */
 	struct ring_buffer *rb;
 	struct bpf_link *rss_link;
+	struct bpf_link *key_link;	/* rss_key_learn, classic rss_stat only */
 	bool rss_raw;
 	bool sys_tp;		/* per-call syscall tracepoints (bpf/syscalls.bpf.h) */
-	struct bpf_link *sys_links[2 * 16];
+	struct bpf_link *sys_links[2 * 20];	/* traced_calls, remote_calls */
 	size_t nsys_links;
 	__u32 procs_gen;	/* the last value written to the map */
 	pid_t *proc_pids;	/* who has each index of 'procs', 0: free */
@@ -196,10 +197,31 @@ static struct bpf_program *rss_program(struct mw_capture *c)
 	return c->rss_raw ? s->progs.rss_stat_raw : s->progs.rss_stat;
 }
 
+/*
+ * The classic rss_stat keys an mm by a hash nothing can compute: a second
+ * program on the raw tracepoint pairs it with the pointer for the mm of a
+ * process that has not changed its own RSS since tracing began (bpf/fault.bpf.h
+ * rss_key_learn), so that others' changes to an idle process are its own.
+ */
+static bool learn_keys(const struct mw_capture *c)
+{
+	return !c->host && !c->rss_raw && btf_tracepoint_exists("rss_stat") &&
+	       !feature_disabled("learn_keys");
+}
+
 static int attach_rss(struct mw_capture *c)
 {
 	c->rss_link = bpf_program__attach(rss_program(c));
-	return c->rss_link ? 0 : -errno;
+	if (!c->rss_link)
+		return -errno;
+	/* After the classic one: it runs second, for the same event. */
+	if (learn_keys(c)) {
+		c->key_link = bpf_program__attach(c->skel->progs.rss_key_learn);
+		if (!c->key_link)
+			mw_dbg("cannot attach rss_key_learn (%s): an idle process's changes "
+			       "by others count from its own first change", strerror(errno));
+	}
+	return 0;
 }
 
 static bool is_rss_program(const struct memwatch_bpf *s, const struct bpf_program *p)
@@ -224,11 +246,17 @@ static const struct {
 	{ "mlock2", false }, { "munlock", false }, { "mseal", false }, { "prctl", false },
 };
 
+/* Calls of other processes that change a traced one's RSS. */
+static const char *const remote_calls[] = {
+	"process_madvise", "process_vm_readv", "process_vm_writev", "process_mrelease",
+};
+
 static bool is_syscall_program(const struct memwatch_bpf *s, const struct bpf_program *p,
 			       bool *tp)
 {
 	*tp = p == s->progs.sys_enter_tp || p == s->progs.sys_exit_tp ||
-	      p == s->progs.host_sys_exit_tp;
+	      p == s->progs.host_sys_exit_tp || p == s->progs.remote_enter_tp ||
+	      p == s->progs.remote_exit_tp;
 	return *tp || p == s->progs.sys_enter_raw || p == s->progs.sys_exit_raw ||
 	       p == s->progs.host_sys_exit;
 }
@@ -288,6 +316,15 @@ static int attach_syscalls(struct mw_capture *c)
 		if (err)
 			mw_dbg("no tracepoint for %s: %s", call, strerror(-err));
 	}
+	/* Other processes' calls on a traced one (bpf/remote.bpf.h);
+	 * process_mrelease came in 5.15. */
+	for (size_t i = 0; !c->host && i < MW_ARRAY_SIZE(remote_calls); i++) {
+		/* The exit first: a call noted at entry must be closed. */
+		err = attach_call(c, s->progs.remote_exit_tp, "exit", remote_calls[i]) ?:
+		      attach_call(c, s->progs.remote_enter_tp, "enter", remote_calls[i]);
+		if (err)
+			mw_dbg("no tracepoint for %s: %s", remote_calls[i], strerror(-err));
+	}
 	return 0;
 }
 
@@ -331,6 +368,12 @@ static void drop_missing_programs(struct mw_capture *c)
 		} else if (p == s->progs.split_seed) {
 			bpf_program__set_autoattach(p, false);
 			load = !c->host && kernel_get()->split_rss;
+		} else if (p == s->progs.mm_seed) {
+			bpf_program__set_autoattach(p, false);
+			load = !c->host && (c->rss_raw || learn_keys(c));
+		} else if (p == s->progs.rss_key_learn) {
+			bpf_program__set_autoattach(p, false);
+			load = learn_keys(c);
 		} else if (is_rss_program(s, p)) {
 			bpf_program__set_autoattach(p, false);
 			load = p == rss_program(c);
@@ -390,6 +433,8 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->want_python = o->stacks && o->python;
 	s->rodata->user_faults = user_faults_available();
 	s->rodata->split_rss = kernel_get()->split_rss;
+	s->rodata->rss_key_ptr = c->rss_raw && !c->host;
+	s->rodata->learn_keys = learn_keys(c);
 	s->rodata->coalesce = !feature_disabled("coalesce");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
@@ -502,6 +547,8 @@ static void detach_all(struct mw_capture *c)
 	c->nsys_links = 0;
 	bpf_link__destroy(c->rss_link);
 	c->rss_link = NULL;
+	bpf_link__destroy(c->key_link);
+	c->key_link = NULL;
 	memwatch_bpf__destroy(c->skel2);
 	memwatch_bpf__destroy(c->skel);
 	c->skel = c->skel2 = NULL;
@@ -630,6 +677,7 @@ void capture_close(struct mw_capture *c)
 	detach_in_background(c);
 	ring_buffer__free(c->rb);
 	bpf_link__destroy(c->rss_link);
+	bpf_link__destroy(c->key_link);
 	for (size_t i = 0; i < c->nsys_links; i++)
 		bpf_link__destroy(c->sys_links[i]);
 	for (size_t i = 0; i < c->nmarker_links; i++)
@@ -660,25 +708,23 @@ static long proc_index_of(const struct mw_capture *c, pid_t pid)
 }
 
 /*
- * Kernels before 6.2: what the threads of pid hold in their RSS caches, which
- * /proc/PID/status (the seed) leaves out, counted as tracing begins
- * (split_seed in bpf/fault.bpf.h, run over every task by a task iterator).
+ * A task iterator over every task, for pid as tracing begins (bpf/fault.bpf.h):
+ * split_seed, before 6.2: what its threads hold in their RSS caches, which
+ * /proc/PID/status (the seed) leaves out; mm_seed: its mm's key.
  */
-static void split_seed(struct mw_capture *c, pid_t pid)
+static void run_task_iter(struct mw_capture *c, struct bpf_program *prog, pid_t pid)
 {
-	struct bpf_program *prog = c->skel->progs.split_seed;
 	struct bpf_link *link;
 	char buf[64];
 	int fd;
 
 	if (bpf_program__fd(prog) < 0)
-		return;		/* 6.2+: not loaded */
+		return;		/* not loaded on this kernel */
 	c->skel->bss->seed_tgid = (__u32)pid;
 	link = bpf_program__attach_iter(prog, NULL);
 	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
 	if (fd < 0) {
-		mw_dbg("no task iterator (%s): threads' RSS caches at attach are counted "
-		       "at their first event", strerror(errno));
+		mw_dbg("no task iterator for %s (%s)", bpf_program__name(prog), strerror(errno));
 	} else {
 		while (read(fd, buf, sizeof(buf)) > 0)
 			;
@@ -708,7 +754,11 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 		return -errno;
 	c->proc_pids[idx] = pid;
 	procs_changed(c);
-	split_seed(c, pid);
+	/* Before 6.2: the threads' RSS caches at attach, else counted at
+	 * their first event (bpf/fault.bpf.h split_seed).  6.2+: its mm, else
+	 * learned at its first change (mm_seed). */
+	run_task_iter(c, c->skel->progs.split_seed, pid);
+	run_task_iter(c, c->skel->progs.mm_seed, pid);
 	return 0;
 }
 

@@ -157,7 +157,25 @@ static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
 	json_object_set_new(o, "released_bytes", json_integer(p->released_bytes));
 	json_object_set_new(o, "remaining_bytes", json_integer(p->remaining_bytes));
 	json_object_set_new(o, "remaining_rss_bytes", json_integer(p->remaining_rss));
+	/* Of vm_start_bytes: memwatch's [uprobes] page, mapped by the hit
+	 * that began this phase (not the program's growth). */
+	json_object_set_new(o, "observer_vm_bytes", json_integer(p->observer_vm));
 	return o;
+}
+
+/* memwatch's own footprint in the process: the [uprobes] page its markers
+ * made the kernel map (null: none). */
+static json_t *observer_json(const struct mw_account *a)
+{
+	const struct mw_mapping *mp = a->obs_vm ? model_find(&a->model, a->obs_start) : NULL;
+
+	if (!a->obs_vm)
+		return json_null();
+	return json_pack("{s:s, s:o, s:I, s:I, s:o}", "what", "[uprobes]",
+			 "start", jhex(a->obs_start), "vm_bytes", (json_int_t)a->obs_vm,
+			 "rss_bytes", (json_int_t)(mp && mp->observer ? mapping_rss_total(mp) : 0),
+			 "phase", a->obs_phase >= 0 && (size_t)a->obs_phase < a->phases.n ?
+				  jstr(a->phases.v[a->obs_phase].name) : json_null());
 }
 
 static json_t *phases_json(const struct mw_account *a)
@@ -360,6 +378,14 @@ static json_t *diagnostics_json(const struct mw_account *a)
 							       a->lost_attr[MW_FILE] +
 							       a->lost_attr[MW_SHMEM]));
 	json_object_set_new(d, "rss_changes_external_bytes", json_integer(ext));
+	/* Of those: made by other processes' calls that named the addresses,
+	 * placed at once; and the changes at no known address, after which
+	 * every mapping was measured again. */
+	json_object_set_new(d, "remote_calls", json_integer(a->remote_calls));
+	json_object_set_new(d, "rss_changes_remote_bytes", json_integer(a->remote_rss));
+	json_object_set_new(d, "rss_changes_external_unplaced",
+			    json_integer(a->kstate.external_changes));
+	json_object_set_new(d, "remeasures_external", json_integer(a->remeasures));
 	return d;
 }
 
@@ -411,6 +437,7 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	json_object_set_new(o, "phases", phases_json(a));
 	json_object_set_new(o, "iterations", iterations_json(a));
 	json_object_set_new(o, "histograms", report_json_hists(a));
+	json_object_set_new(o, "observer", observer_json(a));
 	if (callsites_any(&a->sites))
 		json_object_set_new(o, "stacks", report_json_stacks(a));
 	json_object_set_new(o, "diagnostics", diagnostics_json(a));

@@ -176,6 +176,16 @@ static void mappings(FILE *f, const struct mw_account *a, const struct report_op
 	if (llabs(account_unattributed(a)) >= 64 << 10)
 		fprintf(f, "RSS not placed in any mapping: %s\n",
 			mw_human(account_unattributed(a), b1, sizeof(b1)));
+	if (a->obs_vm) {
+		char name[32] = "";
+
+		if (a->obs_phase >= 0)
+			printable(a->phases.v[a->obs_phase].name, name, sizeof(name), 18);
+		fprintf(f, "memwatch's own: the [uprobes] page at %llx (%s), which the kernel maps "
+			"for a marker's uprobe%s%s%s; not the program's growth\n",
+			(unsigned long long)a->obs_start, mw_human((int64_t)a->obs_vm, b1, sizeof(b1)),
+			name[0] ? ", in the start of phase \"" : "", name, name[0] ? "\"" : "");
+	}
 	free(v);
 }
 

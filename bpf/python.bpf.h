@@ -69,6 +69,32 @@ struct {
 	__type(value, struct py_code_names);
 } py_seen SEC(".maps");
 
+/*
+ * The walk's buffers, off the BPF stack: sys_exit_tp -> emit_stack ->
+ * py_stack -> py_name is four frames, and the verifier refuses more than
+ * 512 bytes along a call chain (5.10's compat object reached 576 with
+ * these on the stack).  py_stack's fields and py_name's are apart, as
+ * py_name runs inside py_stack's loop.
+ */
+#define PY_IF_LO	MW_PY311_IF_CODE
+#define PY_IF_SPAN	(MW_PY311_IF_OWNER + 1 - MW_PY311_IF_CODE)
+
+struct py_tmp {
+	__u8 buf[(PY_IF_SPAN + 7) / 8 * 8];	/* py_stack: one frame's fields */
+	__u64 cur[4];		/* py_check_named: co_filename .. co_linetable */
+	struct py_code_key key;	/* py_check_named */
+	struct py_code_key nkey;	/* py_name */
+	struct py_code_names names;	/* py_name */
+	__u64 ob_type;		/* py_name */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_tmp);
+} py_tmp_map SEC(".maps");
+
 static __always_inline __u64 py_read_ptr(__u64 addr)
 {
 	__u64 v = 0;
@@ -118,84 +144,86 @@ static __always_inline bool py_read_str(char *dst, __u32 size, __u64 obj)
 /* Name code object 'code' of process tgid: an MW_REC_PYCODE record. */
 __noinline int py_name(__u32 tgid, __u32 epoch, __u64 code)
 {
-	struct py_code_key key = { .tgid = tgid, .epoch = epoch, .code = code };
-	struct py_code_names names;
 	struct mw_pycode_rec *rec;
 	__u32 zero = 0;
 	struct mw_proc *p = proc_lookup(tgid);
+	struct mw_py_target *rt = bpf_map_lookup_elem(&py_runtime, &tgid);
+	struct py_tmp *tmp = bpf_map_lookup_elem(&py_tmp_map, &zero);
 	__u64 tab, len;
 	__u8 *co;
 
-	struct mw_py_target *rt = bpf_map_lookup_elem(&py_runtime, &tgid);
-	__u64 ob_type = 0;
-
 	rec = bpf_map_lookup_elem(&py_code_scratch, &zero);
-	if (!rec || !p || !rt)
+	if (!rec || !p || !rt || !tmp)
 		return 0;
+	tmp->nkey.tgid = tgid;
+	tmp->nkey.epoch = epoch;
+	tmp->nkey.code = code;
+	tmp->ob_type = 0;
 	/* A frame torn down under us can point at a freed object whose memory
 	 * now holds something else: name only what is still a code object
 	 * (the loader's fill-in checks the same). */
 	if (rt->code_type &&
-	    (bpf_probe_read_user(&ob_type, sizeof(ob_type), (void *)(code + MW_PY311_OB_TYPE)) ||
-	     ob_type != rt->code_type))
+	    (bpf_probe_read_user(&tmp->ob_type, sizeof(tmp->ob_type),
+				 (void *)(code + MW_PY311_OB_TYPE)) ||
+	     tmp->ob_type != rt->code_type))
 		return 0;
 	/* The code object's fields, through the table's space. */
 	co = rec->linetable;
 	if (bpf_probe_read_user(co, PY_CO_SPAN, (void *)(code + PY_CO_LO)))
 		return 0;
-	names.filename = PY_CO_U64(co, MW_PY311_CO_FILENAME);
-	names.qualname = PY_CO_U64(co, MW_PY311_CO_QUALNAME);
-	names.linetable = PY_CO_U64(co, MW_PY311_CO_LINETABLE);
+	tmp->names.filename = PY_CO_U64(co, MW_PY311_CO_FILENAME);
+	tmp->names.qualname = PY_CO_U64(co, MW_PY311_CO_QUALNAME);
+	tmp->names.linetable = PY_CO_U64(co, MW_PY311_CO_LINETABLE);
 	rec->firstlineno = *(__s32 *)&co[MW_PY311_CO_FIRSTLINENO - PY_CO_LO];
 	rec->firsttraceable = *(__u32 *)&co[MW_PY311_CO_FIRSTTRACEABLE - PY_CO_LO];
 	rec->code = code;
 	rec->code_start = code + MW_PY311_CO_CODE;
 	rec->flags = 0;
 	rec->pad = 0;
-	if (!py_read_str(rec->qualname, sizeof(rec->qualname), names.qualname)) {
+	if (!py_read_str(rec->qualname, sizeof(rec->qualname), tmp->names.qualname)) {
 		rec->qualname[0] = 0;
 		rec->flags |= MW_PYC_NAME_MISSING;
 	}
-	if (!py_read_str(rec->filename, sizeof(rec->filename), names.filename)) {
+	if (!py_read_str(rec->filename, sizeof(rec->filename), tmp->names.filename)) {
 		rec->filename[0] = 0;
 		rec->flags |= MW_PYC_FILE_MISSING;
 	}
-	len = py_read_ptr(names.linetable ? names.linetable + MW_PY311_VAR_SIZE : 0);
+	len = py_read_ptr(tmp->names.linetable ? tmp->names.linetable + MW_PY311_VAR_SIZE : 0);
 	if (len > MW_PY_TABLE_LEN) {
 		len = MW_PY_TABLE_LEN;
 		rec->flags |= MW_PYC_TABLE_CUT;
 	}
-	tab = names.linetable + MW_PY311_BYTES_DATA;
+	tab = tmp->names.linetable + MW_PY311_BYTES_DATA;
 	barrier_var(len);
 	if (len > MW_PY_TABLE_LEN)
 		len = MW_PY_TABLE_LEN;
-	if (!names.linetable || !len ||
+	if (!tmp->names.linetable || !len ||
 	    bpf_probe_read_user(rec->linetable, len, (void *)tab))
 		len = 0;
 	rec->table_len = len;
 	hdr_fill(&rec->hdr, MW_REC_PYCODE, tgid, 0);
 	if (emit(p, rec, offsetof(struct mw_pycode_rec, linetable) + len))
 		return 0;
-	bpf_map_update_elem(&py_seen, &key, &names, BPF_ANY);
+	bpf_map_update_elem(&py_seen, &tmp->nkey, &tmp->names, BPF_ANY);
 	return 0;
 }
 
-#define PY_IF_LO	MW_PY311_IF_CODE
-#define PY_IF_SPAN	(MW_PY311_IF_OWNER + 1 - MW_PY311_IF_CODE)
-
 /* Name the frame's code object unless named already: one read of its
  * name pointers and a lookup. */
-static __always_inline void py_check_named(__u32 tgid, __u32 epoch, __u64 code)
+static __always_inline void py_check_named(struct py_tmp *tmp, __u32 tgid, __u32 epoch,
+					   __u64 code)
 {
-	struct py_code_key key = { .tgid = tgid, .epoch = epoch, .code = code };
 	struct py_code_names *seen;
-	__u64 cur[4];	/* co_filename, co_name, co_qualname, co_linetable */
 
-	if (!code || bpf_probe_read_user(cur, sizeof(cur), (void *)(code + MW_PY311_CO_FILENAME)))
+	if (!code || bpf_probe_read_user(tmp->cur, sizeof(tmp->cur),
+					 (void *)(code + MW_PY311_CO_FILENAME)))
 		return;
-	seen = bpf_map_lookup_elem(&py_seen, &key);
-	if (seen && seen->filename == cur[0] && seen->qualname == cur[2] &&
-	    seen->linetable == cur[3])
+	tmp->key.tgid = tgid;
+	tmp->key.epoch = epoch;
+	tmp->key.code = code;
+	seen = bpf_map_lookup_elem(&py_seen, &tmp->key);
+	if (seen && seen->filename == tmp->cur[0] && seen->qualname == tmp->cur[2] &&
+	    seen->linetable == tmp->cur[3])
 		return;
 	py_name(tgid, epoch, code);
 }
@@ -215,7 +243,8 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 	struct mw_proc *p;
 	struct mw_py_target *rt;
 	__u64 interp, ts, frame, tid;
-	__u8 buf[PY_IF_SPAN];
+	struct py_tmp *tmp;
+	__u8 *buf;
 	__u32 n = 0;
 
 	if (!want_python)
@@ -224,9 +253,11 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 	if (!rt)
 		return 0;
 	rec = bpf_map_lookup_elem(&py_scratch, &zero);
+	tmp = bpf_map_lookup_elem(&py_tmp_map, &zero);
 	p = proc_lookup(tgid);
-	if (!rec || !p)
+	if (!rec || !p || !tmp)
 		return 0;
+	buf = tmp->buf;
 	interp = py_read_ptr(rt->runtime + MW_PY311_RT_INTERP_HEAD);
 	ts = py_read_ptr(interp ? interp + MW_PY311_IS_THREADS_HEAD : 0);
 	tid = py_vtid();
@@ -244,7 +275,7 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 	for (int i = 0; i < MW_PY_DEPTH; i++) {
 		if (!frame)
 			break;
-		if (bpf_probe_read_user(buf, sizeof(buf), (void *)(frame + PY_IF_LO)))
+		if (bpf_probe_read_user(buf, PY_IF_SPAN, (void *)(frame + PY_IF_LO)))
 			break;
 		rec->frames[i].code = *(__u64 *)&buf[MW_PY311_IF_CODE - PY_IF_LO];
 		rec->frames[i].instr = *(__u64 *)&buf[MW_PY311_IF_PREV_INSTR - PY_IF_LO];
@@ -252,7 +283,7 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 			rec->entry_mask |= 1ULL << i;
 		frame = *(__u64 *)&buf[MW_PY311_IF_PREVIOUS - PY_IF_LO];
 		n = i + 1;
-		py_check_named(tgid, rt->epoch, rec->frames[i].code);
+		py_check_named(tmp, tgid, rt->epoch, rec->frames[i].code);
 	}
 	if (frame && n == MW_PY_DEPTH)
 		rec->flags |= MW_PYF_TRUNCATED;

@@ -147,17 +147,21 @@ static __always_inline __u32 *remote_learn(__u64 key)
 }
 
 #define MW_IOV_SIZE	16	/* struct iovec: base, len */
-
-static __always_inline int remote_exit(__s64 ret)
+/* Out of line, and its record in the per-CPU scratch: inlined into
+ * sys_exit_raw with the record on the stack, it made that program's frame
+ * 360 bytes, and 6.1's verifier refused the chain below it ("combined stack
+ * size of 3 calls is 544"). */
+static __noinline int remote_exit(__s64 ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct mw_remote_call *n = bpf_map_lookup_elem(&remote_calls, &tid), r;
-	struct mw_remote_rec rec = {};
+	union mw_scratch *sc = scratch_get(0);
+	struct mw_remote_rec *rec;
 	struct mw_proc *p;
 	__u64 vec, cnt, iov[2];
 	bool any = false;
 
-	if (!n)
+	if (!n || !sc)
 		return 0;
 	r = *n;
 	bpf_map_delete_elem(&remote_calls, &tid);
@@ -169,13 +173,16 @@ static __always_inline int remote_exit(__s64 ret)
 		any |= r.rss[m] != 0;
 	if (!any || (p->flags & MW_PROC_DEAD) || r.call == MW_REMOTE_MRELEASE)
 		return 0;
-	rec.call = r.call;
-	rec.caller = bpf_get_current_pid_tgid() >> 32;
-	rec.ret = ret;
+	/* In the op record's scratch, not on the stack (see above). */
+	rec = &sc->remote;
+	__builtin_memset(rec, 0, sizeof(*rec));
+	rec->call = r.call;
+	rec->caller = bpf_get_current_pid_tgid() >> 32;
+	rec->ret = ret;
 	for (int i = 0; i < 6; i++)
-		rec.args[i] = r.args[i];
+		rec->args[i] = r.args[i];
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
-		rec.rss_delta[m] = r.rss[m];
+		rec->rss_delta[m] = r.rss[m];
 	if (r.call == MW_REMOTE_MADVISE) {
 		vec = r.args[1];	/* (pidfd, iovec, vlen, advice, flags) */
 		cnt = r.args[2];
@@ -184,22 +191,22 @@ static __always_inline int remote_exit(__s64 ret)
 		cnt = r.args[4];
 	}
 	if (cnt > MW_REMOTE_RANGES)
-		rec.flags |= MW_REMOTE_F_MORE;
+		rec->flags |= MW_REMOTE_F_MORE;
 	for (int i = 0; i < MW_REMOTE_RANGES; i++) {
 		if (i >= cnt)
 			break;
 		if (bpf_probe_read_user(iov, sizeof(iov), (void *)(vec + i * MW_IOV_SIZE))) {
-			rec.flags |= MW_REMOTE_F_MORE;
+			rec->flags |= MW_REMOTE_F_MORE;
 			break;
 		}
-		rec.ranges[i].start = iov[0] & MW_PAGE_MASK;
-		rec.ranges[i].end = MW_PAGE_ALIGN(iov[0] + iov[1]);
-		rec.nr_ranges = i + 1;
+		rec->ranges[i].start = iov[0] & MW_PAGE_MASK;
+		rec->ranges[i].end = MW_PAGE_ALIGN(iov[0] + iov[1]);
+		rec->nr_ranges = i + 1;
 	}
 	/* Numbered like a structural record, so that the loader measures the
 	 * target's mappings only once it has applied this one. */
-	hdr_fill(&rec.hdr, MW_REC_REMOTE, r.tgid, mw_add_fetch(&p->seq, 1));
-	emit(p, &rec, sizeof(rec));
+	hdr_fill(&rec->hdr, MW_REC_REMOTE, r.tgid, mw_add_fetch(&p->seq, 1));
+	emit(p, rec, sizeof(*rec));
 	return 0;
 }
 

@@ -167,6 +167,7 @@ union mw_scratch {
 	struct mw_deltas_rec deltas;
 	struct mw_task_rec task;
 	struct mw_mark_rec mark;
+	struct mw_remote_rec remote;
 };
 
 struct {

@@ -443,6 +443,12 @@ static void reconcile_splits(struct session *s, bool held)
 		slots_in(k2, mp->start, mp->end, after);
 		if (memcmp(before, after, sizeof(before)))
 			continue;
+		if (mw_verbose >= 3)
+			mw_dbg("recon %llx: pagemap anon %llu file %llu, slots anon %lld file %lld, seq %llu hseq %llu held %d",
+			       (unsigned long long)mp->start, (unsigned long long)anon,
+			       (unsigned long long)file, (long long)before[MW_ANON],
+			       (long long)before[other], (unsigned long long)k->seq,
+			       (unsigned long long)k->harvests, held);
 		rc.rss[MW_ANON] = (int64_t)anon - before[MW_ANON];
 		rc.rss[other] = (int64_t)file - before[other];
 		feed(s, &(struct mw_srec){ .kind = MW_S_RECONCILE, .len = sizeof(rc), .data = &rc });

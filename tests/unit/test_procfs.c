@@ -1421,6 +1421,50 @@ TEST(live_pagemap_chunks)
 	unmap_region(r, pages);
 }
 
+/* A pagemap whose address space is gone reads nothing: an error, never
+ * "nothing resident" (a re-measure after the exit hold once zeroed a 32 MiB
+ * mapping that way). */
+TEST(live_pagemap_gone)
+{
+	uint64_t ps = page_size(), anon = 1, file = 1;
+	int go[2], ready[2], fd, st;
+	uintptr_t at = 0;
+	pid_t pid;
+
+	if (!CHECK(pipe(go) == 0 && pipe(ready) == 0))
+		return;
+	pid = fork();
+	if (pid == 0) {
+		char *r = map_region(16), c;
+
+		for (int i = 0; i < 16; i++)
+			r[i * ps] = 1;
+		at = (uintptr_t)r;
+		if (write(ready[1], &at, sizeof(at)) != sizeof(at) || read(go[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	if (!CHECK(pid > 0))
+		return;
+	CHECK(read(ready[0], &at, sizeof(at)) == sizeof(at));
+	fd = procfs_pagemap_open(pid);
+	CHECK(fd >= 0);
+	CHECK_EQ_INT(procfs_pagemap_rss_fd(fd, at, at + 16 * ps, &anon, &file), 0);
+	CHECK_EQ_U64(anon, 16 * ps);
+	/* Gone, not yet reaped: a zombie. */
+	CHECK(write(go[1], "x", 1) == 1);
+	CHECK(waitid(P_PID, pid, &(siginfo_t){ 0 }, WEXITED | WNOWAIT) == 0);
+	CHECK_EQ_INT(procfs_pagemap_rss_fd(fd, at, at + 16 * ps, &anon, &file), -ESRCH);
+	CHECK_EQ_U64(anon, 0);
+	CHECK(procfs_pagemap_rss(pid, at, at + 16 * ps, &anon, &file) < 0);
+	close(fd);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (int i = 0; i < 2; i++) {
+		close(go[i]);
+		close(ready[i]);
+	}
+}
+
 /* Shared memory is "file" in pagemap (bit 61), and memfd shows as deleted. */
 TEST(live_pagemap_shared)
 {
@@ -1841,6 +1885,7 @@ int main(void)
 	RUN(live_pagemap_anon);
 	RUN(live_pagemap_zero_page);
 	RUN(live_pagemap_chunks);
+	RUN(live_pagemap_gone);
 	RUN(live_pagemap_shared);
 	RUN(live_pagemap_edges);
 	RUN(live_smaps_region);

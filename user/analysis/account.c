@@ -730,6 +730,8 @@ void account_remeasure(struct mw_account *a)
 	struct mw_mapping *mp;
 
 	a->remeasures++;
+	if (mw_verbose >= 3)
+		mw_dbg("  remeasure all");
 	model_for_each(mp, &a->model)
 		model_set_recheck(&a->model, mp, true);
 }
@@ -997,6 +999,13 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 			const struct mw_reconcile *rc = r->data;
 			struct mw_mapping *mp = model_find(&a->model, rc->start);
 
+			if (mw_verbose >= 3)
+				mw_dbg("  reconcile %llx-%llx anon %lld file %lld (was %lld %lld)%s",
+				       (unsigned long long)rc->start, (unsigned long long)rc->end,
+				       (long long)rc->rss[MW_ANON], (long long)rc->rss[MW_FILE],
+				       mp ? (long long)mp->rss[MW_ANON] : -1LL,
+				       mp ? (long long)mp->rss[MW_FILE] : -1LL,
+				       mp && mp->start == rc->start && mp->end == rc->end ? "" : " (no mapping)");
 			if (!mp || mp->start != rc->start || mp->end != rc->end)
 				break;
 			mp->rss[MW_ANON] = rc->rss[MW_ANON];

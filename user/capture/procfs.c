@@ -921,8 +921,17 @@ static int pagemap_walk(int fd, uint64_t pg, uint64_t pg_end, uint64_t *e,
 			continue;
 		if (r < 0)
 			return neg_errno();
-		if ((size_t)r < sizeof(*e))
-			break;
+		/* The end of user space ([vsyscall] is above it), or the
+		 * address space is gone (past exit_mm(), a zombie): page 0
+		 * tells which, as it always has an entry while there is one.
+		 * Gone is an error, never "nothing resident". */
+		if ((size_t)r < sizeof(*e)) {
+			uint64_t first;
+
+			if (pg && pread(fd, &first, sizeof(first), 0) == sizeof(first))
+				break;
+			return -ESRCH;
+		}
 		want = (size_t)r / sizeof(*e);
 		pagemap_count(e, want, anon, file);
 		pg += want;

@@ -408,10 +408,13 @@ def host_case(c, mw, wl, tmp):
         steps = [n for n in t["grow"].order if n.startswith("s")]
         top = max(t["grow"].rss(n) for n in steps)
         c.check(g["numbers"]["intervals"] >= 5, f"host: grew in >= 5 intervals in a row ({g['numbers']['intervals']})")
-        c.check(g["numbers"]["rss_to_bytes"] <= top + rss_tol(top) and
-                g["numbers"]["rss_from_bytes"] >= t["grow"].rss("s0") - rss_tol(top),
-                f"host: the growth lies within /proc's readings ({g['numbers']['rss_from_bytes']}.."
-                f"{g['numbers']['rss_to_bytes']} in {t['grow'].rss('s0')}..{top})")
+        # It ends at the top; it starts at the process's first sample, which
+        # can come before s0 (start-up: ckpt_init() touching its buffers,
+        # slow under TCG) or after a few steps: any reading below the end.
+        fr, to = g["numbers"]["rss_from_bytes"], g["numbers"]["rss_to_bytes"]
+        c.check(0 < fr < to and top - rss_tol(top) <= to <= top + rss_tol(top),
+                f"host: the growth lies within /proc's readings ({fr}..{to}: "
+                f"ends at the top, {top})")
         per = (t["grow"].rss(steps[-1]) - t["grow"].rss("s1")) / max(len(steps) - 2, 1)
         c.check(g["numbers"]["rss_growth_per_interval"] >= per,
                 f"host: at least one step's growth per interval ({g['numbers']['rss_growth_per_interval']} >= {per:.0f})")

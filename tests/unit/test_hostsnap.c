@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* test_hostsnap.c — host-wide snapshots: identity, growth, steps, cgroups. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "host/cgroups.h"
 #include "host/hostsnap.h"
 #include "unit.h"
 
@@ -119,11 +124,56 @@ TEST(sorts)
 	CHECK(r[0].pid == 2 && r[1].pid == 3 && r[2].pid == 1);
 }
 
+/* A cgroup id is named by searching the hierarchy when no live member can
+ * say (a process that exited between two host samples). */
+TEST(live_cgroup_path_of_id)
+{
+	const char *mnt = cgroup2_mount();
+	char dir[4200], sub[4300], want[64];
+	struct mw_cgnames names = { 0 };
+	struct stat st;
+	uint64_t id;
+	pid_t pid;
+	char *p;
+
+	if (!mnt || geteuid() != 0) {
+		printf("  (no cgroup2 mount or not root: skipped)\n");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/mw-unit-%d", mnt, (int)getpid());
+	snprintf(sub, sizeof(sub), "%s/inner", dir);
+	if (!CHECK(mkdir(dir, 0755) == 0 && mkdir(sub, 0755) == 0 && stat(sub, &st) == 0))
+		goto out;
+	id = st.st_ino;
+	snprintf(want, sizeof(want), "/mw-unit-%d/inner", (int)getpid());
+	p = cgroup_path_of_id(id);
+	CHECK_STR(p ? p : "(null)", want);
+	free(p);
+	CHECK(stat(mnt, &st) == 0);
+	p = cgroup_path_of_id(st.st_ino);
+	CHECK_STR(p ? p : "(null)", "/");
+	free(p);
+	CHECK(cgroup_path_of_id(~0ull - 1) == NULL);
+	/* A member that is gone: the search names it, and remembers. */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	CHECK(pid > 0 && waitpid(pid, NULL, 0) == pid);
+	CHECK_STR(cgnames_get(&names, id, (uint32_t)pid) ?: "(null)", want);
+	CHECK(cgnames_get(&names, ~0ull - 1, (uint32_t)pid) == NULL);
+	CHECK_EQ_U64(names.n, 2);
+	cgnames_free(&names);
+out:
+	rmdir(sub);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(growth_by_identity);
 	RUN(step_with_exits);
 	RUN(cgroup_sums);
 	RUN(sorts);
+	RUN(live_cgroup_path_of_id);
 	return unit_done();
 }

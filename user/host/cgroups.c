@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,59 @@ uint64_t cgroup_id_of_path(const char *rel)
 	return stat(full, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
+/* Depth-first under the directory dfd (whose path, relative to the mount,
+ * is the len bytes of buf) for the one whose inode is id: readdir's d_ino
+ * is the cgroup's id too.  Takes dfd. */
+static bool find_id(int dfd, uint64_t id, char *buf, size_t len, size_t cap, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	bool found = false;
+
+	if (!d) {
+		close(dfd);
+		return false;
+	}
+	while (!found && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		int fd;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || len + 1 + n >= cap)
+			continue;
+		buf[len] = '/';
+		memcpy(buf + len + 1, de->d_name, n + 1);
+		if (de->d_ino == id) {
+			found = true;
+			break;
+		}
+		/* The kernel nests cgroups at most a few dozen deep in practice. */
+		if (depth < 64 &&
+		    (fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0)
+			found = find_id(fd, id, buf, len + 1 + n, cap, depth + 1);
+	}
+	if (!found)
+		buf[len] = 0;
+	closedir(d);
+	return found;
+}
+
+char *cgroup_path_of_id(uint64_t id)
+{
+	const char *mnt = cgroup2_mount();
+	char buf[PATH_MAX] = "";
+	struct stat st;
+	int fd;
+
+	if (!mnt || !id || stat(mnt, &st))
+		return NULL;
+	if ((uint64_t)st.st_ino == id)
+		return mw_xstrdup("/");
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !find_id(fd, id, buf, 0, sizeof(buf), 0))
+		return NULL;
+	return mw_xstrdup(buf);
+}
+
 const char *cgnames_get(struct mw_cgnames *c, uint64_t id, uint32_t pid)
 {
 	uint32_t idx;
@@ -167,10 +221,13 @@ const char *cgnames_get(struct mw_cgnames *c, uint64_t id, uint32_t pid)
 	if (idmap_get(&c->by_id, id + 1, &idx))
 		return c->paths[idx];
 	path = cgroup_of_pid((pid_t)pid);
-	/* The member may have moved since the kernel saw it: check. */
+	/* The member may have moved since the kernel saw it, or be gone (a
+	 * process that lived between two samples): then the hierarchy is
+	 * searched, once per id; an id not found there is remembered as
+	 * unknown (ids are not reused). */
 	if (!path || cgroup_id_of_path(path) != id) {
 		free(path);
-		return NULL;
+		path = cgroup_path_of_id(id);
 	}
 	if (c->n == c->cap) {
 		c->cap = c->cap ? c->cap * 2 : 32;

@@ -31,6 +31,8 @@ long cgroup_pids(int dirfd, pid_t **pids);
 char *cgroup_of_pid(pid_t pid);
 /* Its id: the inode of its directory, 0 if unknown. */
 uint64_t cgroup_id_of_path(const char *rel);
+/* The path of a cgroup id, by a search of the hierarchy, or NULL. */
+char *cgroup_path_of_id(uint64_t id);
 
 /* Names of cgroup ids, learnt from members, kept while in use. */
 struct mw_cgnames {

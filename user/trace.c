@@ -80,18 +80,25 @@ static void feed(struct session *s, const struct mw_srec *r)
 	recorder_write(w, r);
 }
 
-static void feed_seed(struct session *s, enum mw_seed_mode mode)
+/* until: see seed_build(); 0 for none. */
+static int feed_seed_until(struct session *s, enum mw_seed_mode mode, uint64_t until)
 {
 	struct mw_seed *seed;
 	uint32_t len;
-	int err = seed_build(s->pid, mode, &seed, &len);
+	int err = seed_build(s->pid, mode, until, &seed, &len);
 
 	if (err) {
 		mw_dbg("cannot read /proc/%d for a %d seed: %s", s->pid, mode, strerror(-err));
-		return;
+		return err;
 	}
 	feed(s, &(struct mw_srec){ .kind = MW_S_SEED, .len = len, .data = seed });
 	free(seed);
+	return 0;
+}
+
+static void feed_seed(struct session *s, enum mw_seed_mode mode)
+{
+	feed_seed_until(s, mode, 0);
 }
 
 static void feed_sym(void *ctx, const struct mw_srec *r)
@@ -566,6 +573,26 @@ static void stop_behind(struct session *s, struct mw_end *end)
 	       (unsigned long long)end->unapplied);
 }
 
+/* How long the end may spend applying what the ring buffer still holds,
+ * and reading smaps for the end measure (what the drain left of it): -d N
+ * ends by N + 0.5 s, and the reports and the freeing take up to 0.2 s
+ * after that (stress-ng --mmap: 1000 mappings, 200 samples). */
+#define MW_END_DRAIN_NS		(150 * MW_NS_PER_MS)
+/* A quiet process's measure has this long of its own: a stopped process's
+ * smaps is quick (29,000 VMAs in 52 ms); a busy one's waits on its
+ * mmap_lock (stress-ng --mmap: 0.2 s) and gets what the drain left. */
+#define MW_END_MEASURE_NS	(500 * MW_NS_PER_MS)
+
+/* Has the process made no call memwatch follows since sequence seq? */
+static bool quiet_since(struct session *s, uint64_t seq)
+{
+	struct mw_proc *k = mw_xcalloc(1, sizeof(*k));
+	bool quiet = !capture_proc_read(s->cap, s->pid, k) && k->seq == seq && !k->in_sys;
+
+	free(k);
+	return quiet;
+}
+
 static void finish(struct session *s, bool exited, int status, uint64_t drain_limit)
 {
 	struct mw_end end = {
@@ -576,8 +603,11 @@ static void finish(struct session *s, bool exited, int status, uint64_t drain_li
 		.ts = exited && s->exit_stop_ns ? s->exit_stop_ns : mw_now_ns(),
 	};
 
+	uint64_t seq;
+
 	if (!drain(s, exited ? 0 : drain_limit))
 		stop_behind(s, &end);
+	seq = s->acct->last_seq;
 	if (s->alive && !s->acct->exited &&
 	    model_vm_bytes(&s->acct->model) != account_vm(s->acct))
 		s->acct->need_resync = true;
@@ -597,8 +627,13 @@ static void finish(struct session *s, bool exited, int status, uint64_t drain_li
 	}
 	external_check(s, true);
 	reconcile_splits(s, false);
-	if (s->alive && !s->acct->exited)
-		feed_seed(s, MW_SEED_MEASURE);
+	/* Pss, Locked, ...: under a deadline, given up rather than end late
+	 * (the report then has no "smaps"). */
+	if (s->alive && !s->acct->exited &&
+	    feed_seed_until(s, MW_SEED_MEASURE, exited ? 0 : quiet_since(s, seq) ?
+			    mw_now_ns() + MW_END_MEASURE_NS : drain_limit) == -ETIME)
+		mw_err("no end measure of Pss, Swap, AnonHugePages and Locked: reading smaps "
+			"would end the trace late");
 	note_unlinked_files(s);
 	capture_emit_state(s->cap, s->pid, 1);
 	feed(s, &(struct mw_srec){ .kind = MW_S_END, .len = sizeof(end), .data = &end });
@@ -728,9 +763,6 @@ static void sampler_stop(struct sampler *sp)
 	pthread_cond_destroy(&sp->cond);
 	pthread_mutex_destroy(&sp->lock);
 }
-
-/* How long the end may spend applying what the ring buffer still holds. */
-#define MW_END_DRAIN_NS		(150 * MW_NS_PER_MS)
 
 static int loop(struct session *s, int *cmd_status)
 {

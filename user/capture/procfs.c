@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/procfs.h"
@@ -637,7 +638,17 @@ static int neg_errno(void)
 }
 
 /* /proc files report st_size 0, so read until EOF into a doubling buffer. */
-static int read_fd(int fd, char **buf, size_t *len)
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* until: a CLOCK_MONOTONIC time (mw_now_ns()) past which the read gives up
+ * with -ETIME, 0 for none; one read() of a seq_file is a page or so. */
+static int read_fd(int fd, char **buf, size_t *len, uint64_t until)
 {
 	size_t cap = READ_INITIAL, n = 0;
 	char *b, *nb;
@@ -672,6 +683,10 @@ static int read_fd(int fd, char **buf, size_t *len)
 		if (r == 0)
 			break;
 		n += (size_t)r;
+		if (until && mono_ns() > until) {
+			free(b);
+			return -ETIME;
+		}
 	}
 	b[n] = '\0';
 	*buf = b;
@@ -680,6 +695,11 @@ static int read_fd(int fd, char **buf, size_t *len)
 }
 
 int procfs_read_file(const char *path, char **buf, size_t *len)
+{
+	return procfs_read_file_until(path, buf, len, 0);
+}
+
+int procfs_read_file_until(const char *path, char **buf, size_t *len, uint64_t until)
 {
 	int fd, err;
 
@@ -692,7 +712,7 @@ int procfs_read_file(const char *path, char **buf, size_t *len)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return neg_errno();
-	err = read_fd(fd, buf, len);
+	err = read_fd(fd, buf, len, until);
 	close(fd);
 	return err;
 }

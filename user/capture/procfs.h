@@ -86,6 +86,9 @@ int procfs_read_stat(pid_t pid, struct pm_stat *out);
 
 /* Read a whole file into a malloc'd, NUL-terminated buffer. */
 int procfs_read_file(const char *path, char **buf, size_t *len);
+/* The same, given up (-ETIME) once CLOCK_MONOTONIC passes until (ns; 0:
+ * never): a smaps of a large process under a deadline. */
+int procfs_read_file_until(const char *path, char **buf, size_t *len, uint64_t until);
 
 /*
  * Resident pages of [start, end) of @pid from /proc/PID/pagemap, split into

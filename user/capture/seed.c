@@ -9,24 +9,26 @@
 #include "capture/seed.h"
 #include "util.h"
 
-static int read_proc(pid_t pid, const char *what, char **buf, size_t *len)
+static int read_proc(pid_t pid, const char *what, char **buf, size_t *len, uint64_t until)
 {
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, what);
-	return procfs_read_file(path, buf, len);
+	return procfs_read_file_until(path, buf, len, until);
 }
 
-int seed_build(pid_t pid, enum mw_seed_mode mode, struct mw_seed **out, uint32_t *len)
+int seed_build(pid_t pid, enum mw_seed_mode mode, uint64_t until, struct mw_seed **out,
+	       uint32_t *len)
 {
 	char *maps = NULL, *mounts = NULL, *comm = NULL;
 	size_t maps_len = 0, mounts_len = 0, comm_len = 0;
 	struct pm_stat st = { 0 };
+	uint64_t t0 = until ? mw_now_ns() : 0;
 	struct mw_seed *s;
 	int err;
 
 	err = read_proc(pid, mode == MW_SEED_ATTACH || mode == MW_SEED_MEASURE ? "smaps" : "maps",
-			&maps, &maps_len);
+			&maps, &maps_len, until);
 	if (err)
 		return err;
 	if (mode == MW_SEED_MEASURE) {
@@ -34,15 +36,25 @@ int seed_build(pid_t pid, enum mw_seed_mode mode, struct mw_seed **out, uint32_t
 		 * Pss_Anon/File/Shmem are in no VMA's lines. */
 		char *roll = NULL;
 		size_t roll_len = 0;
+		uint64_t now = until ? mw_now_ns() : 0;
 
-		if (read_proc(pid, "smaps_rollup", &roll, &roll_len) == 0 && roll_len) {
+		/* One read() walks every page table, as smaps did: it would
+		 * take as long again. */
+		err = until && now + (now - t0) > until ? -ETIME :
+		      read_proc(pid, "smaps_rollup", &roll, &roll_len, until);
+		if (err == -ETIME) {
+			free(maps);
+			return err;
+		}
+		err = 0;
+		if (roll_len) {
 			maps = mw_xrealloc(maps, maps_len + roll_len + 1, 1);
 			memcpy(maps + maps_len, roll, roll_len);
 			maps_len += roll_len;
 			maps[maps_len] = 0;
 		}
 		free(roll);
-	} else if (read_proc(pid, "mountinfo", &mounts, &mounts_len)) {
+	} else if (read_proc(pid, "mountinfo", &mounts, &mounts_len, 0)) {
 		mounts_len = 0;
 	}
 	procfs_read_stat(pid, &st);
@@ -59,7 +71,7 @@ int seed_build(pid_t pid, enum mw_seed_mode mode, struct mw_seed **out, uint32_t
 	s->start_stack = st.start_stack;
 	s->maps_len = maps_len;
 	s->mountinfo_len = mounts_len;
-	if (read_proc(pid, "comm", &comm, &comm_len) == 0) {
+	if (read_proc(pid, "comm", &comm, &comm_len, 0) == 0) {
 		comm_len = strcspn(comm, "\n");
 		memcpy(s->comm, comm, MW_MIN(comm_len, sizeof(s->comm) - 1));
 	}

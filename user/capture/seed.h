@@ -14,8 +14,10 @@
 #include "memwatch.h"
 #include "stream.h"
 
-/* A malloc'd MW_S_SEED payload for pid; 0 or -errno. */
-int seed_build(pid_t pid, enum mw_seed_mode mode, struct mw_seed **out, uint32_t *len);
+/* A malloc'd MW_S_SEED payload for pid; 0 or -errno.  until: a
+ * CLOCK_MONOTONIC ns past which reading smaps gives up (-ETIME), 0: never. */
+int seed_build(pid_t pid, enum mw_seed_mode mode, uint64_t until, struct mw_seed **out,
+	       uint32_t *len);
 
 /*
  * Kernel aggregate to start from, read from /proc/PID/status.  after_exec:

@@ -89,6 +89,20 @@ static __always_inline void cpu_fault_end(struct mw_proc *p, struct task_struct 
 	c->f.flt = ~0ULL;
 }
 
+/* Key 0's fault, perhaps still in progress, before another task's takes
+ * its place: into the CPU's ring (state.bpf.h: fault_cpu). */
+static __always_inline void fault_set_aside(struct mw_cpu_fault *c)
+{
+	__u32 k = 1 + c->ring++ % MW_FAULT_RING;
+	struct mw_cpu_fault *r = bpf_map_lookup_elem(&fault_cpu, &k);
+
+	if (!r)
+		return;
+	*r = *c;
+	r->pending = 0;		/* counted already (cpu_faults_credit) */
+	r->kpending = 0;
+}
+
 /* Kernels before 6.2 count a task's own faults in per-task caches (below). */
 const volatile bool split_rss = false;
 static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
@@ -109,6 +123,8 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 		/* Count only the faults of traced processes, from when the
 		 * loader added them. */
 		cpu_faults_credit(c);
+		if (c->traced && c->f.flt != ~0ULL)
+			fault_set_aside(c);
 		c->task = (__u64)task;
 		c->tgid = tgid;
 		c->gen = *gen;
@@ -418,32 +434,65 @@ static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
 
 struct moved_ctx {
 	__u64 task, flt;
-	__u32 cpu;
+	__u32 cpu, key;
 };
 
 static long find_moved(__u32 cpu, struct moved_ctx *m)
 {
-	__u32 zero = 0;
-	struct mw_cpu_fault *c = bpf_map_lookup_percpu_elem(&fault_cpu, &zero, cpu);
+	__u32 key;
 
-	if (!c || c->task != m->task || c->f.flt != m->flt)
-		return 0;
-	m->cpu = cpu;
-	return 1;
+	/* Unrolled: the key's address is taken, and a counter kept in memory
+	 * looks like an infinite loop to the verifier. */
+#pragma unroll
+	for (int i = 0; i <= MW_FAULT_RING; i++) {
+		struct mw_cpu_fault *c;
+
+		key = i;
+		c = bpf_map_lookup_percpu_elem(&fault_cpu, &key, cpu);
+		if (c && c->task == m->task && c->f.flt == m->flt) {
+			m->cpu = cpu;
+			m->key = i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The current task's fault, set aside on this CPU while it slept. */
+static __always_inline struct mw_cpu_fault *aside_fault(struct task_struct *task, __u64 flt)
+{
+	__u32 key;
+
+#pragma unroll
+	for (int i = 1; i <= MW_FAULT_RING; i++) {
+		struct mw_cpu_fault *c;
+
+		key = i;
+		c = bpf_map_lookup_elem(&fault_cpu, &key);
+		if (c && c->task == (__u64)task && c->f.flt == flt)
+			return c;
+	}
+	return NULL;
 }
 
 /* Set by the loader: the fault programs are attached. */
 const volatile bool user_faults = true;
 
-/* A change by a thread in no traced syscall and in no fault begun on this
- * CPU: a fault that slept and woke on another CPU.  Find it where it began;
- * it is gone if that CPU has begun another fault since (counted). */
+/* A change by a thread in no traced syscall and in no fault that this CPU
+ * holds for it: a fault that slept, while another task's fault took its
+ * place here (set aside in this CPU's ring), or that woke on another CPU.
+ * Found where it began, there or in that CPU's ring; gone (counted) once
+ * MW_FAULT_RING other tasks' faults have come since. */
 static __always_inline struct mw_cpu_fault *moved_fault(struct task_struct *task)
 {
 	struct moved_ctx m = { .task = (__u64)task, .flt = task_faults_done(task),
 			       .cpu = ~0U };
-	__u32 zero = 0;
+	struct mw_cpu_fault *c;
 
+	if (user_faults && (c = aside_fault(task, m.flt))) {
+		stat_inc(MW_STAT_FAULT_MOVED);
+		return c;
+	}
 #ifdef MW_COMPAT
 	/* A callback's address in the code (BPF_PSEUDO_FUNC, 5.13) makes a
 	 * 5.10 verifier count subprograms wrong, even in dead code. */
@@ -458,7 +507,7 @@ static __always_inline struct mw_cpu_fault *moved_fault(struct task_struct *task
 		return NULL;
 	}
 	stat_inc(MW_STAT_FAULT_MOVED);
-	return bpf_map_lookup_percpu_elem(&fault_cpu, &zero, m.cpu);
+	return bpf_map_lookup_percpu_elem(&fault_cpu, &m.key, m.cpu);
 }
 
 /*

@@ -109,13 +109,20 @@ struct mw_cpu_fault {
 	__u32 traced;		/* its process is in 'procs' ... */
 	__u32 gen;		/* ... as of this procs_gen */
 	__u32 pidx;		/* at this index, when traced */
-	__u32 pad;
+	__u32 ring;		/* key 0: where the next one set aside goes */
 	struct mw_fault f;
 };
 
+/* Key 0: the CPU's last faulting task.  Keys 1 to MW_FAULT_RING: the last
+ * traced ones another task's fault took key 0 from, set aside: a fault that
+ * sleeps (a huge page's allocation and zeroing under THP "always") lets
+ * other tasks fault on its CPU before its RSS change, on that CPU or on
+ * another (fault.bpf.h: moved_fault()). */
+#define MW_FAULT_RING	4
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 1 + MW_FAULT_RING);
 	__type(key, __u32);
 	__type(value, struct mw_cpu_fault);
 } fault_cpu SEC(".maps");

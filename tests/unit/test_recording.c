@@ -578,6 +578,37 @@ TEST(recorder_open_errors)
 }
 
 /* A write error is remembered: later records are dropped, close reports it. */
+/* A record the reader would reject is not written: the file stays
+ * readable up to it, and the recording fails with EFBIG. */
+TEST(recorder_write_too_big)
+{
+	const char *path = tmp_path("big.mwrec");
+	char *big = calloc(1, (size_t)MW_FILE_MAX_REC + 1);	/* never touched */
+	struct mw_recorder w;
+	struct got g = { .n = 0 };
+	uint64_t n = 0;
+	FILE *f;
+
+	if (!CHECK(big != NULL) || !CHECK_EQ_INT(recorder_open(&w, path), 0)) {
+		free(big);
+		return;
+	}
+	recorder_write(&w, &(struct mw_srec){ .kind = MW_S_BPF, .len = 4, .data = "abcd" });
+	recorder_write(&w, &(struct mw_srec){ .kind = MW_S_SEED, .len = MW_FILE_MAX_REC + 1,
+					      .data = big });
+	CHECK_EQ_U64(w.records, 1);
+	CHECK_EQ_INT(recorder_close(&w), EFBIG);
+	free(big);
+	f = fopen(path, "rb");
+	if (!CHECK(f != NULL))
+		return;
+	CHECK_EQ_INT(replay_file(f, collect, &g, &n), MW_REPLAY_OK);
+	fclose(f);
+	CHECK_EQ_U64(n, 1);
+	got_free(&g);
+	unlink(path);
+}
+
 TEST(recorder_write_error)
 {
 	struct mw_recorder w;
@@ -897,6 +928,7 @@ int main(void)
 	RUN(corrupt_records);
 	RUN(status_strings);
 	RUN(recorder_open_errors);
+	RUN(recorder_write_too_big);
 	RUN(recorder_write_error);
 	RUN(replay_into_answers_in_order);
 	RUN(replay_into_answers_expire);

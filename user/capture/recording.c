@@ -46,6 +46,11 @@ void recorder_write(struct mw_recorder *w, const struct mw_srec *r)
 
 	if (!w->f || w->err)
 		return;
+	/* Never a file the reader would call corrupt. */
+	if (r->len > MW_FILE_MAX_REC) {
+		w->err = EFBIG;
+		return;
+	}
 	if (fwrite(&fr, sizeof(fr), 1, w->f) != 1 ||
 	    (r->len && fwrite(r->data, r->len, 1, w->f) != 1) ||
 	    (padding && fwrite(pad, padding, 1, w->f) != 1)) {

@@ -17,7 +17,10 @@
 #include "stream.h"
 
 #define MW_FILE_MAGIC "MWREC\r\n\032"	/* 8 bytes: binary, not text */
-#define MW_FILE_MAX_REC (16u << 20)	/* larger records mean a corrupt file */
+/* Larger records mean a corrupt file.  A seed carries a whole smaps: 800
+ * bytes a VMA, 210 MiB at a vm.max_map_count of 262,144 (30,000 VMAs made
+ * 24 MiB, past the 16 MiB this was). */
+#define MW_FILE_MAX_REC (256u << 20)
 
 struct mw_file_hdr {
 	char magic[8];

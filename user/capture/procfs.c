@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "capture/procfs.h"
+#include "util.h"
 
 /* ---- bounded cursor ---------------------------------------------------- */
 
@@ -638,14 +638,6 @@ static int neg_errno(void)
 }
 
 /* /proc files report st_size 0, so read until EOF into a doubling buffer. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* until: a CLOCK_MONOTONIC time (mw_now_ns()) past which the read gives up
  * with -ETIME, 0 for none; one read() of a seq_file is a page or so. */
 static int read_fd(int fd, char **buf, size_t *len, uint64_t until)
@@ -683,7 +675,7 @@ static int read_fd(int fd, char **buf, size_t *len, uint64_t until)
 		if (r == 0)
 			break;
 		n += (size_t)r;
-		if (until && mono_ns() > until) {
+		if (until && mw_now_ns() > until) {
 			free(b);
 			return -ETIME;
 		}

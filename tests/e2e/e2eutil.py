@@ -124,6 +124,23 @@ def degraded(mw):
     return _DEGRADED
 
 
+def torch_wanted():
+    """Whether the PyTorch cases run: Debian's python3-torch is installed
+    (found without importing it, which takes minutes under TCG) and
+    MW_E2E_TORCH is not 0.  The kernel matrix's quick suite sets it to 0:
+    what PyTorch checks of a kernel, the C++ and Python cases check in a
+    fraction of the time, and the full suite on 6.12 keeps it."""
+    if os.environ.get("MW_E2E_TORCH", "1") == "0":
+        print("    skip PyTorch: MW_E2E_TORCH=0")
+        return False
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
+    if subprocess.run(["/usr/bin/python3", "-c", probe], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL, timeout=120).returncode:
+        print("    skip PyTorch: /usr/bin/python3 has no torch (python3-torch)")
+        return False
+    return True
+
+
 def check_refused(c, mw, feature, argv, what):
     """Where @feature runs degraded, memwatch refuses @argv: exit 9 and a
     last stderr line naming what the kernel lacks; the command never runs."""

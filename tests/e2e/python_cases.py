@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2eutil import check_refused, degraded  # noqa: E402
+from e2eutil import check_refused, degraded, torch_wanted  # noqa: E402
 
 MIB = 1 << 20
 PY = "/usr/bin/python3.11"
@@ -224,9 +224,7 @@ def check_shared_311(c, mw, d):
 
 
 def check_torch(c, mw, d):
-    if subprocess.run([PY, "-c", "import torch"], stdout=subprocess.DEVNULL,
-                      stderr=subprocess.DEVNULL).returncode:
-        print("    skip: no python3-torch")
+    if not torch_wanted():
         return
     alloc, call = line_of(TORCH, "ALLOC"), line_of(TORCH, "CALL")
     p, s, folded = run_mw(mw, d, "infer.py", TORCH, [], args=[os.path.abspath(mw)], timeout=600)

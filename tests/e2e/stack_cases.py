@@ -13,7 +13,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2eutil import check_refused, degraded, smaps_vmas  # noqa: E402
+from e2eutil import check_refused, degraded, smaps_vmas, torch_wanted  # noqa: E402
 
 MIB = 1 << 20
 FOLDED_LINE = re.compile(r"^[^;\n]+(;[^;\n]+)* \d+$")
@@ -219,18 +219,12 @@ def check_cxx_replay(c, mw, wl, d):
             "the C++ recording replays to the same unwound call sites")
 
 
-def torch_available():
-    return subprocess.run(["/usr/bin/python3", "-c", "import torch"], stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL, timeout=120).returncode == 0
-
-
 def check_torch(c, mw, d):
     """Debian's PyTorch (no frame pointers anywhere): the largest mapping of a
     first inference (tests/workloads/torch-infer.py, phase "infer") is the
     first conv's 32 MiB activation, and its stack names the torch code that
     allocated it, demangled: c10::alloc_cpu, under at:: operators."""
-    if not torch_available():
-        print("    skip PyTorch: /usr/bin/python3 cannot import torch (python3-torch)")
+    if not torch_wanted():
         return
     script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "workloads", "torch-infer.py")

@@ -121,6 +121,8 @@ struct mw_rec_hdr {
  * One address-space operation, as seen at syscall exit.  [start, end) is the
  * range the operation cleared or changed; vmas[] are the kernel's VMAs that
  * now cover the range (after merges), so applying a record is idempotent.
+ * BPF sends it only up to what it holds: its last VMA when it has no path,
+ * else its last path.
  */
 struct mw_op_rec {
 	struct mw_rec_hdr hdr;

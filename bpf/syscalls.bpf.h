@@ -308,8 +308,15 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	rec->hdr.seq = mw_add_fetch(&p->seq, 1);
 	if (rec->nr_vmas)
 		cpu_fault_hint(tgid, rec->hdr.seq, rec->vmas[0].start, rec->vmas[0].end);
-	size = offsetof(struct mw_op_rec, paths) +
-	       (__u64)(rec->nr_paths & (MW_MAX_VMAS - 1)) * MW_PATH_LEN;
+	/* The record ends after its last VMA or, with paths, its last path:
+	 * an anonymous call's record is 248 bytes, not 392. */
+	if (!rec->nr_paths)
+		size = offsetof(struct mw_op_rec, vmas) +
+		       (__u64)(rec->nr_vmas < MW_MAX_VMAS ? rec->nr_vmas : MW_MAX_VMAS) *
+		       sizeof(struct mw_vma);
+	else
+		size = offsetof(struct mw_op_rec, paths) +
+		       (__u64)(rec->nr_paths & (MW_MAX_VMAS - 1)) * MW_PATH_LEN;
 	if (rec->nr_paths >= MW_MAX_VMAS)
 		size = sizeof(*rec);
 	emit(p, rec, size);

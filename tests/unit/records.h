@@ -163,9 +163,13 @@ static inline void op_file_vma(struct mw_op_rec *r, uint64_t start, uint64_t end
 	r->nr_paths = i + 1;
 }
 
-/* The length BPF emits (syscalls.bpf.h): paths only up to the last file VMA. */
+/* The length BPF emits (syscalls.bpf.h): with no path, up to the last VMA;
+ * else paths only up to the last file VMA. */
 static inline size_t op_len(const struct mw_op_rec *r)
 {
+	if (!r->nr_paths)
+		return offsetof(struct mw_op_rec, vmas) +
+		       (r->nr_vmas < MW_MAX_VMAS ? r->nr_vmas : MW_MAX_VMAS) * sizeof(struct mw_vma);
 	if (r->nr_paths >= MW_MAX_VMAS)
 		return sizeof(*r);
 	return offsetof(struct mw_op_rec, paths) + (size_t)r->nr_paths * MW_PATH_LEN;

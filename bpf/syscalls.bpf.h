@@ -140,35 +140,39 @@ static __always_inline bool op_failed_cleanly(__u32 op, __s64 ret)
 		 op == MW_OP_PRCTL_VMA);
 }
 
-/* Fill rec's ranges and VMAs for one op; returns false to emit nothing. */
+/*
+ * Fill rec's ranges and VMAs for one op; returns false to emit nothing.
+ * The switch only sets the ranges and how to walk them, and the walk comes
+ * after it: the verifier follows what comes after once per kind of walk,
+ * not once per op.
+ */
 static __always_inline bool op_describe(struct task_struct *task,
 					struct mm_struct *mm, struct mw_thread *t,
 					struct mw_op_rec *rec, __u32 op, __s64 ret)
 {
 	__u64 *a = t->sys_args;
+	__u32 how = MW_WALK_STRICT;
+	bool kept = false;
 	__u64 lo, hi;
 
 	switch (op) {
 	case MW_OP_MMAP:
 		rec->start = ret;
 		rec->end = ret + MW_PAGE_ALIGN(a[1]);
-		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		break;
 	case MW_OP_MUNMAP:
 		/* Another thread may have mapped into the range already: its
 		 * record can reach the loader before this one. */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
-		vma_walk(task, rec, rec->start, rec->end, MW_WALK_UNMAPPED);
+		how = MW_WALK_UNMAPPED;
 		break;
 	case MW_OP_MREMAP:
 		rec->start = ret;
 		rec->end = ret + MW_PAGE_ALIGN(a[2]);
 		rec->start2 = a[0] & MW_PAGE_MASK;
 		rec->end2 = rec->start2 + MW_PAGE_ALIGN(a[1]);
-		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
-		if (a[3] & MW_MREMAP_DONTUNMAP)
-			vma_walk(task, rec, rec->start2, rec->end2, MW_WALK_STRICT);
+		kept = a[3] & MW_MREMAP_DONTUNMAP;
 		break;
 	case MW_OP_BRK:
 		lo = t->sys_aux[0];
@@ -179,32 +183,39 @@ static __always_inline bool op_describe(struct task_struct *task,
 		if (hi > lo) {
 			rec->start = MW_PAGE_ALIGN(lo);
 			rec->end = MW_PAGE_ALIGN(hi);
-			vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		} else {
 			rec->start = MW_PAGE_ALIGN(hi);
 			rec->end = MW_PAGE_ALIGN(lo);
+			how = MW_WALK_NONE;
 		}
 		break;
 	case MW_OP_SHMAT:
+		/* The segment's size is its VMA's: walk its first page. */
 		rec->start = ret;
-		vma_walk(task, rec, ret, ret + MW_PAGE_SIZE, MW_WALK_FOUND);
-		rec->end = rec->nr_vmas ? rec->vmas[0].end : ret;
+		rec->end = ret + MW_PAGE_SIZE;
+		how = MW_WALK_FOUND;
 		break;
 	case MW_OP_SHMDT:
 		rec->start = t->sys_aux[0];
 		rec->end = t->sys_aux[1];
+		how = MW_WALK_NONE;
 		break;
 	case MW_OP_PRCTL_VMA:
 		rec->start = a[2] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[2] + a[3]);
-		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		break;
 	default:	/* mprotect, madvise, mlock, mseal: (start, len, ...) */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
-		vma_walk(task, rec, rec->start, rec->end, MW_WALK_STRICT);
 		break;
 	}
+	if (how == MW_WALK_NONE)
+		return true;
+	vma_walk(rec->start, rec->end, how);
+	if (kept)
+		vma_walk(rec->start2, rec->end2, MW_WALK_STRICT);
+	if (how == MW_WALK_FOUND)	/* shmat */
+		rec->end = rec->nr_vmas ? rec->vmas[0].end : rec->start;
 	return true;
 }
 

@@ -329,38 +329,48 @@ enum mw_walk {
 	 * children and short-lived readers such as /proc) there is nothing to
 	 * look up.  Otherwise as MW_WALK_FOUND. */
 	MW_WALK_UNMAPPED,
+	/* Nothing to walk (op_describe(): the range is gone). */
+	MW_WALK_NONE,
 };
 
 /*
- * Report the VMAs covering [start, end) into rec->vmas[] (rec is the op
- * record in scratch slot 0), walking from VMA to VMA, as 'how' says.  A
- * subprogram: its branches stay out of the caller's walk by the verifier.
+ * Report the VMAs covering [start, end) into the op record in scratch slot
+ * 0, walking from VMA to VMA, as 'how' says; the task is the current one.
+ * A global function, so the verifier checks it once, on its own, for any
+ * range and mode: as a static subprogram it was checked in each caller's
+ * state, and its copies were 42,700 of the 44,500 instructions verified for
+ * sys_exit_tp (most of memwatch's start-up).  Returns 0.
  */
-static __noinline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
-				__u64 start, __u64 end, enum mw_walk how)
+__noinline int vma_walk(__u64 start, __u64 end, __u32 how)
 {
+	struct task_struct *task = mw_current_task();
+	union mw_scratch *sc = scratch_get(0);
 	struct vma_probe pr = { .fill = 1 };
 	bool strict = how == MW_WALK_STRICT;
+	struct mw_op_rec *rec;
 	__u64 addr = start;
 	long err;
 
+	if (!sc)
+		return 0;
+	rec = &sc->op;
 	if (how == MW_WALK_UNMAPPED && MW_LD(task_mm(task), mm_users.counter) <= 1)
-		return;
+		return 0;
 
 	for (int i = 0; i < MW_MAX_VMAS; i++) {
 		if (addr >= end)
-			return;
+			return 0;
 		pr.idx = rec->nr_vmas;
 		if (pr.idx >= MW_MAX_VMAS)
 			break;
 		err = vma_at(task, addr, &pr);
 		if (err == -16 /* EBUSY */) {
 			rec->opflags |= MW_OPF_FIND_BUSY;
-			return;
+			return 0;
 		}
 		if (err) {
 			if (!strict)
-				return;
+				return 0;
 			break;
 		}
 		rec->nr_vmas++;
@@ -370,6 +380,7 @@ static __noinline void vma_walk(struct task_struct *task, struct mw_op_rec *rec,
 		rec->opflags |= MW_OPF_WALK_SHORT;
 		rec->walk_next = addr;
 	}
+	return 0;
 }
 
 #endif /* MW_VMA_BPF_H */

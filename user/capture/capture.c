@@ -421,11 +421,18 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 					    const struct mw_capture_opts *o)
 {
 	struct memwatch_bpf *s = skel_open();
+	struct bpf_program *prog;
 
 	if (!s) {
 		mw_err("cannot open the BPF object: %s", strerror(errno));
 		return NULL;
 	}
+	/* -vvv: the verifier's statistics of each program loaded (libbpf
+	 * prints them as "processed N insns"), what start-up costs
+	 * (scripts/bench/regress keeps sys_exit's under a budget). */
+	if (mw_verbose >= 3)
+		bpf_object__for_each_program(prog, s->obj)
+			bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
 	s->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
 	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
 	s->rodata->want_stacks = o->stacks;

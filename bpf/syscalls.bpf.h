@@ -272,7 +272,11 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	mm = task_mm(task);
 	total_vm = MW_LD(mm, total_vm);
 	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
-	p->calls[op]++;
+	/* Bounded again at the use: 6.1's verifier loses the bound of a u32
+	 * spilled to the stack, and the compiler would drop a plain repeat. */
+	barrier_var(op);
+	if (op < MW_NR_OPS)
+		p->calls[op]++;
 	if (total_vm > t->sys_vm_before)
 		p->mapped_bytes += (total_vm - t->sys_vm_before) << MW_PAGE_SHIFT;
 	else

@@ -113,7 +113,7 @@ static const struct argp_option options[] = {
 	{ "session", OPT_SESSION, "PID", 0, "mark: only the session of this memwatch PID (default: all)", 0 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two (default 8 MiB)", 0 },
 	{ "max-unmapped", OPT_MAX_DEAD, "N", 0, "Keep at most N unmapped mappings, summing the rest (default 100000)", 0 },
-	{ "verbose", 'v', NULL, 0, "Say more (twice: libbpf debug output)", 0 },
+	{ "verbose", 'v', NULL, 0, "Say more (twice: libbpf debug output; thrice: verifier statistics)", 0 },
 	{ 0 },
 };
 

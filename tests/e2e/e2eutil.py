@@ -124,8 +124,8 @@ def degraded(mw):
     return _DEGRADED
 
 
-def torch_wanted():
-    """Whether the PyTorch cases run: Debian's python3-torch is installed
+def torch_wanted(py="/usr/bin/python3"):
+    """Whether the PyTorch cases run: @py has Debian's python3-torch
     (found without importing it, which takes minutes under TCG) and
     MW_E2E_TORCH is not 0.  The kernel matrix's quick suite sets it to 0:
     what PyTorch checks of a kernel, the C++ and Python cases check in a
@@ -134,9 +134,9 @@ def torch_wanted():
         print("    skip PyTorch: MW_E2E_TORCH=0")
         return False
     probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is None)"
-    if subprocess.run(["/usr/bin/python3", "-c", probe], stdout=subprocess.DEVNULL,
+    if subprocess.run([py, "-c", probe], stdout=subprocess.DEVNULL,
                       stderr=subprocess.DEVNULL, timeout=120).returncode:
-        print("    skip PyTorch: /usr/bin/python3 has no torch (python3-torch)")
+        print(f"    skip PyTorch: {py} has no torch (python3-torch)")
         return False
     return True
 

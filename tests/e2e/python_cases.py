@@ -224,7 +224,7 @@ def check_shared_311(c, mw, d):
 
 
 def check_torch(c, mw, d):
-    if not torch_wanted():
+    if not torch_wanted(PY):
         return
     alloc, call = line_of(TORCH, "ALLOC"), line_of(TORCH, "CALL")
     p, s, folded = run_mw(mw, d, "infer.py", TORCH, [], args=[os.path.abspath(mw)], timeout=600)

@@ -256,7 +256,7 @@ static __always_inline void host_exit(struct task_struct *task)
 		hdr_fill(&rec->hdr, MW_REC_HOST_EXIT, tgid, 0);
 		bpf_ringbuf_submit(rec, 0);
 	} else {
-		stat_inc(MW_STAT_RB_LOST);
+		stat_lost(MW_REC_HOST_EXIT);
 	}
 	bpf_map_delete_elem(&host_mm, &h->mm_key);
 	bpf_map_delete_elem(&hosts, &tgid);

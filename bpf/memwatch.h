@@ -464,6 +464,11 @@ enum mw_stat {
 	MW_STAT_FAULT_MOVED,	/* a fault's RSS change came on another CPU */
 	MW_STAT_FAULT_NONE,	/* an RSS change in no fault (its CPU had begun
 				 * another) and no traced call: unattributed */
+	/* MW_STAT_RB_LOST by kind: structural (op, exec/exit, marker,
+	 * remote), RSS deltas, stacks (and Python frames) */
+	MW_STAT_RB_LOST_OP,
+	MW_STAT_RB_LOST_DELTAS,
+	MW_STAT_RB_LOST_STACK,
 	MW_NR_STATS,
 };
 

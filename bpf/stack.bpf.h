@@ -201,7 +201,7 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 	if (size > sizeof(*rec))
 		size = sizeof(*rec);
 	if (bpf_ringbuf_output(&rb, rec, size, 0)) {
-		stat_inc(MW_STAT_RB_LOST);
+		stat_lost(MW_REC_STACK);
 		mw_add(&p->lost, 1);
 	}
 	return 0;

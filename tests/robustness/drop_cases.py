@@ -1,6 +1,7 @@
 """A ring buffer too small for the stream (--ringbuf-size 4096): every record
-that does not fit is counted, the per-process count equals the host-wide
-one (one traced process), the sequence numbers show the lost structural
+that does not fit is counted (and by kind), the per-process count equals
+the host-wide one (one traced process), two mappings in one attribution slot
+do not evict each other, the sequence numbers show the lost structural
 records, and the re-reads of /proc keep the final state exact.  And a
 producer faster than the analysis: the end still comes on time, and what it
 leaves unread counts as lost."""
@@ -19,6 +20,8 @@ def run(c, mw, wl):
         coalesced(c, mw, wl)
     with common.subcase(c, "drops tiny ring buffer"):
         tiny(c, mw, wl)
+    with common.subcase(c, "drops two hot mappings in one slot"):
+        slotpair(c, mw, wl)
     with common.subcase(c, "drops a fast producer, -d on time"):
         behind(c, mw)
 
@@ -48,8 +51,10 @@ def coalesced(c, mw, wl):
                 f"pressure coalesced ({d['coalesced_calls']} calls in "
                 f"{d['coalesced_windows']} windows)")
         c.eq(s["lost_events"], d["lost_events_host"], "coalescing: every drop counted")
+        k = d["lost_events_host_by_kind"]
+        c.eq(sum(k.values()), d["lost_events_host"], f"coalescing: losses by kind add up {k}")
         c.check(s["lost_events"] * 10 < d["coalesced_calls"],
-                f"coalescing: few records lost ({s['lost_events']}) against "
+                f"coalescing: few records lost ({s['lost_events']}: {k}) against "
                 f"{d['coalesced_calls']} coalesced calls")
         c.check(d["resyncs"] > 0, f"coalesced windows make memwatch re-read /proc ({d['resyncs']})")
         h.compare_mappings(c, s, ck)
@@ -73,6 +78,8 @@ def tiny(c, mw, wl):
         d = s["diagnostics"]
         c.check(s["lost_events"] > 0, f"drops happen and are counted ({s['lost_events']})")
         c.eq(s["lost_events"], d["lost_events_host"], "per-process drops = host-wide drops")
+        k = d["lost_events_host_by_kind"]
+        c.eq(sum(k.values()), d["lost_events_host"], f"drops by kind add up {k}")
         c.check(0 < d["seq_gaps"] <= s["lost_events"],
                 f"lost structural records seen as sequence gaps ({d['seq_gaps']})")
         c.check(d["resyncs"] > 0, f"gaps make memwatch re-read /proc ({d['resyncs']})")
@@ -80,6 +87,34 @@ def tiny(c, mw, wl):
         final = h.parse_status(os.path.join(ck, "final.status"))
         c.eq(s["totals"]["vm_bytes"], final["VmSize"], "VM size despite drops")
         c.near(s["totals"]["rss_bytes"], final["VmRSS"], "RSS despite drops")
+    finally:
+        shutil.rmtree(ck, ignore_errors=True)
+
+
+def slotpair(c, mw, wl):
+    """Two mappings whose starts hash to one attribution slot, touched in
+    turn (tests/workloads/slotpair.c), with a 4 KiB ring buffer: the slot's
+    second way keeps them from evicting each other (one eviction per turn
+    with one way: 2003 in 2000 turns), so pressure loses no RSS deltas."""
+    h = common.harness()
+    ck = tempfile.mkdtemp(prefix="mw-slotpair-")
+    out = os.path.join(ck, "out.json")
+    n = 2000
+    try:
+        p = subprocess.run(["taskset", "-c", "0", mw, "-q", "--ringbuf-size", "4096",
+                            "-j", out, "--", os.path.join(wl, "slotpair"), str(n)],
+                           env=dict(os.environ, MW_CKPT_DIR=ck),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        c.eq(p.returncode, 0, "slot pair: exit status")
+        s = [json.loads(x) for x in open(out)][-1]
+        d = s["diagnostics"]
+        c.check(d["slot_evictions"] * 100 < n,
+                f"slot pair: few evictions ({d['slot_evictions']} in {n} turns)")
+        c.eq(d["lost_events_host_by_kind"]["deltas"], 0, "slot pair: no RSS deltas lost")
+        h.compare_mappings(c, s, ck)
+        final = h.parse_status(os.path.join(ck, "final.status"))
+        c.eq(s["totals"]["vm_bytes"], final["VmSize"], "slot pair: VM size")
+        c.near(s["totals"]["rss_bytes"], final["VmRSS"], "slot pair: RSS")
     finally:
         shutil.rmtree(ck, ignore_errors=True)
 

@@ -362,6 +362,13 @@ static json_t *diagnostics_json(const struct mw_account *a)
 		own += a->kstate.unattributed[m];
 		ext += a->kstate.external[m];
 	}
+	/* The host-wide losses by kind: coalescing (bpf/syscalls.bpf.h) keeps
+	 * structural records from being lost; what is lost is said here. */
+	json_object_set_new(d, "lost_events_host_by_kind",
+			    json_pack("{s:I, s:I, s:I}",
+				      "structural", (json_int_t)a->stats[MW_STAT_RB_LOST_OP],
+				      "deltas", (json_int_t)a->stats[MW_STAT_RB_LOST_DELTAS],
+				      "stacks", (json_int_t)a->stats[MW_STAT_RB_LOST_STACK]));
 	json_object_set_new(d, "rss_changes_unattributed_bytes", json_integer(own));
 	json_object_set_new(d, "reorders", json_integer(a->kstate.reorders));
 	json_object_set_new(d, "reconciled", json_integer(a->reconciled));

@@ -184,6 +184,44 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 }
 
 /*
+ * VM that changed with no syscall (a stack that grew, the [uprobes] page):
+ * a structural record of [start, end), with its VMA's state if pr is given.
+ * The record ends after what it holds (syscalls.bpf.h: sys_exit_record).
+ */
+static __always_inline void vmgrow_emit(struct mw_proc *p, __u32 tgid, struct mm_struct *mm,
+					__u64 total_vm, __u64 addr, __u64 start, __u64 end,
+					__u32 opflags, const struct vma_probe *pr)
+{
+	__u64 size = offsetof(struct mw_op_rec, vmas);
+	union mw_scratch *sc;
+	struct mw_op_rec *rec;
+
+	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
+	slots_harvest(p, tgid);
+	sc = scratch_get(0);
+	if (!sc)
+		return;
+	rec = &sc->op;
+	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, vmas) + sizeof(struct mw_vma));
+	rec->op = MW_OP_VMGROW;
+	rec->opflags = opflags;
+	rec->start = start;
+	rec->end = end;
+	rec->args[0] = addr;
+	rec->total_vm = total_vm;
+	rec->start_stack = MW_LD(mm, start_stack);
+	if (pr) {
+		rec->nr_vmas = 1;
+		rec->vmas[0].start = pr->start;
+		rec->vmas[0].end = pr->end;
+		rec->vmas[0].flags = pr->flags;
+		size += sizeof(struct mw_vma);
+	}
+	hdr_fill(&rec->hdr, MW_REC_OP, tgid, mw_add_fetch(&p->seq, 1));
+	emit(p, rec, size);
+}
+
+/*
  * The fault that produced this RSS change was outside every VMA, and VM grew:
  * the stack was expanded.  Report it as a structural record so the loader's
  * table follows (KERNEL-NOTES: the stack grows without a syscall).
@@ -192,30 +230,14 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 					   struct mw_fault *f)
 {
 	struct mm_struct *mm = task_mm(mw_current_task());
-	__u64 total_vm = MW_LD(mm, total_vm);
-	union mw_scratch *sc;
-	struct mw_op_rec *rec;
+	__u64 total_vm = MW_LD(mm, total_vm), start = f->addr & MW_PAGE_MASK;
 
 	if (total_vm == p->total_vm)
 		return;
-	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
 	p->calls[MW_OP_VMGROW]++;
-	slots_harvest(p, tgid);
-	sc = scratch_get(0);
-	if (!sc)
-		return;
-	rec = &sc->op;
-	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, vmas));
-	rec->op = MW_OP_VMGROW;
-	rec->start = f->addr & MW_PAGE_MASK;
-	rec->end = rec->start + MW_PAGE_SIZE;
-	rec->args[0] = f->addr;
-	rec->total_vm = total_vm;
-	rec->start_stack = MW_LD(mm, start_stack);
-	hdr_fill(&rec->hdr, MW_REC_OP, tgid, mw_add_fetch(&p->seq, 1));
-	emit(p, rec, offsetof(struct mw_op_rec, vmas));
+	vmgrow_emit(p, tgid, mm, total_vm, f->addr, start, start + MW_PAGE_SIZE, 0, NULL);
 	/* Later faults in the grown stack key their slot by its new start. */
-	f->vma = rec->start;
+	f->vma = start;
 }
 
 /*
@@ -252,31 +274,10 @@ static __always_inline void note_xol(struct mw_proc *p, __u32 tgid, struct mw_fa
 				     const struct vma_probe *pr)
 {
 	struct mm_struct *mm = task_mm(mw_current_task());
-	__u64 total_vm = MW_LD(mm, total_vm);
-	union mw_scratch *sc;
-	struct mw_op_rec *rec;
 
 	p->xol_start = pr->start;
-	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
-	slots_harvest(p, tgid);
-	sc = scratch_get(0);
-	if (!sc)
-		return;
-	rec = &sc->op;
-	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, paths));
-	rec->op = MW_OP_VMGROW;
-	rec->opflags = MW_OPF_XOL;
-	rec->start = pr->start;
-	rec->end = pr->end;
-	rec->args[0] = f->addr;
-	rec->total_vm = total_vm;
-	rec->start_stack = MW_LD(mm, start_stack);
-	rec->nr_vmas = 1;
-	rec->vmas[0].start = pr->start;
-	rec->vmas[0].end = pr->end;
-	rec->vmas[0].flags = pr->flags;
-	hdr_fill(&rec->hdr, MW_REC_OP, tgid, mw_add_fetch(&p->seq, 1));
-	emit(p, rec, offsetof(struct mw_op_rec, paths));
+	vmgrow_emit(p, tgid, mm, MW_LD(mm, total_vm), f->addr, pr->start, pr->end,
+		    MW_OPF_XOL, pr);
 }
 
 /* ---- the packed last change of one counter (bpf/memwatch.h) -------- */

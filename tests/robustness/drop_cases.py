@@ -26,15 +26,28 @@ def run(c, mw, wl):
         behind(c, mw)
 
 
-def churn_tiny(mw, wl, ck, disable=""):
-    """churn 3000 with a 4 KiB ring buffer, memwatch and it on one CPU: the
-    reader runs only when the workload is preempted, so the buffer fills."""
+def run_tiny(mw, wl, ck, argv, disable=""):
+    """A workload (argv, under build/workloads) with a 4 KiB ring buffer,
+    memwatch and it on one CPU: the reader runs only when the workload is
+    preempted, so the buffer fills.  Returns the run and its last JSON."""
     out = os.path.join(ck, "out.json")
     p = subprocess.run(["taskset", "-c", "0", mw, "-q", "--ringbuf-size", "4096",
-                        "-j", out, "--", os.path.join(wl, "churn"), "3000"],
+                        "-j", out, "--", os.path.join(wl, argv[0])] + argv[1:],
                        env=dict(os.environ, MW_CKPT_DIR=ck, MEMWATCH_DISABLE=disable),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     return p, [json.loads(x) for x in open(out)][-1]
+
+
+def churn_tiny(mw, wl, ck, disable=""):
+    return run_tiny(mw, wl, ck, ["churn", "3000"], disable)
+
+
+def final_exact(c, h, s, ck, what):
+    """The mappings, VM size and RSS at the end: the workload's own /proc."""
+    h.compare_mappings(c, s, ck)
+    final = h.parse_status(os.path.join(ck, "final.status"))
+    c.eq(s["totals"]["vm_bytes"], final["VmSize"], f"VM size {what}")
+    c.near(s["totals"]["rss_bytes"], final["VmRSS"], f"RSS {what}")
 
 
 def coalesced(c, mw, wl):
@@ -57,10 +70,7 @@ def coalesced(c, mw, wl):
                 f"coalescing: few records lost ({s['lost_events']}: {k}) against "
                 f"{d['coalesced_calls']} coalesced calls")
         c.check(d["resyncs"] > 0, f"coalesced windows make memwatch re-read /proc ({d['resyncs']})")
-        h.compare_mappings(c, s, ck)
-        final = h.parse_status(os.path.join(ck, "final.status"))
-        c.eq(s["totals"]["vm_bytes"], final["VmSize"], "VM size after coalescing")
-        c.near(s["totals"]["rss_bytes"], final["VmRSS"], "RSS after coalescing")
+        final_exact(c, h, s, ck, "after coalescing")
     finally:
         shutil.rmtree(ck, ignore_errors=True)
 
@@ -70,11 +80,9 @@ def tiny(c, mw, wl):
     each is counted, and the final state is exact all the same."""
     h = common.harness()
     ck = tempfile.mkdtemp(prefix="mw-drop-")
-    out = os.path.join(ck, "out.json")
     try:
-        p, _ = churn_tiny(mw, wl, ck, "coalesce")
+        p, s = churn_tiny(mw, wl, ck, "coalesce")
         c.eq(p.returncode, 0, "tiny ring buffer: exit status")
-        s = [json.loads(x) for x in open(out)][-1]
         d = s["diagnostics"]
         c.check(s["lost_events"] > 0, f"drops happen and are counted ({s['lost_events']})")
         c.eq(s["lost_events"], d["lost_events_host"], "per-process drops = host-wide drops")
@@ -83,10 +91,7 @@ def tiny(c, mw, wl):
         c.check(0 < d["seq_gaps"] <= s["lost_events"],
                 f"lost structural records seen as sequence gaps ({d['seq_gaps']})")
         c.check(d["resyncs"] > 0, f"gaps make memwatch re-read /proc ({d['resyncs']})")
-        h.compare_mappings(c, s, ck)
-        final = h.parse_status(os.path.join(ck, "final.status"))
-        c.eq(s["totals"]["vm_bytes"], final["VmSize"], "VM size despite drops")
-        c.near(s["totals"]["rss_bytes"], final["VmRSS"], "RSS despite drops")
+        final_exact(c, h, s, ck, "despite drops")
     finally:
         shutil.rmtree(ck, ignore_errors=True)
 
@@ -98,23 +103,15 @@ def slotpair(c, mw, wl):
     with one way: 2003 in 2000 turns), so pressure loses no RSS deltas."""
     h = common.harness()
     ck = tempfile.mkdtemp(prefix="mw-slotpair-")
-    out = os.path.join(ck, "out.json")
     n = 2000
     try:
-        p = subprocess.run(["taskset", "-c", "0", mw, "-q", "--ringbuf-size", "4096",
-                            "-j", out, "--", os.path.join(wl, "slotpair"), str(n)],
-                           env=dict(os.environ, MW_CKPT_DIR=ck),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        p, s = run_tiny(mw, wl, ck, ["slotpair", str(n)])
         c.eq(p.returncode, 0, "slot pair: exit status")
-        s = [json.loads(x) for x in open(out)][-1]
         d = s["diagnostics"]
         c.check(d["slot_evictions"] * 100 < n,
                 f"slot pair: few evictions ({d['slot_evictions']} in {n} turns)")
         c.eq(d["lost_events_host_by_kind"]["deltas"], 0, "slot pair: no RSS deltas lost")
-        h.compare_mappings(c, s, ck)
-        final = h.parse_status(os.path.join(ck, "final.status"))
-        c.eq(s["totals"]["vm_bytes"], final["VmSize"], "slot pair: VM size")
-        c.near(s["totals"]["rss_bytes"], final["VmRSS"], "slot pair: RSS")
+        final_exact(c, h, s, ck, "with a slot pair")
     finally:
         shutil.rmtree(ck, ignore_errors=True)
 

@@ -781,8 +781,7 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 }
 
 /* The thread enters or leaves a traced syscall, or exits. */
-static __always_inline void split_look(struct mw_proc *p, struct task_struct *task,
-				       struct mw_thread *t)
+static __always_inline void split_look(struct task_struct *task, struct mw_thread *t)
 {
 	if (split_rss && t)
 		split_flush_global(MW_LD(task, tgid));

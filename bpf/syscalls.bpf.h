@@ -105,7 +105,7 @@ static __always_inline int sys_enter(const __u64 *args, __u32 op)
 		return 0;
 	mm = task_mm(task);
 	cpu_fault_end(p, task);
-	split_look(p, task, t);	/* before 6.2: its last fault's gains */
+	split_look(task, t);	/* before 6.2: its last fault's gains */
 	t->in_fault = 0;	/* ... and that fault is over */
 	if (!t->sys_op)
 		mw_add(&p->in_sys, 1);
@@ -352,7 +352,7 @@ static __always_inline int sys_exit(void *ctx, __s64 ret)
 	if (!t || !t->sys_op)
 		return 0;
 	op = t->sys_op;
-	split_look(p, task, t);	/* before 6.2: the call's own gains */
+	split_look(task, t);	/* before 6.2: the call's own gains */
 	t->in_fault = 0;
 	t->sys_op = 0;
 	sys_exit_record(ctx, ret, task, tgid, p, t, op);

@@ -845,34 +845,47 @@ static uint64_t self_pfn(int fd, const volatile char *addr, long ps)
 	return e & PM_PRESENT ? e & PM_PFN : 0;
 }
 
+/*
+ * The zero pages' frames, as two live read-only mappings see them: a frame
+ * both share is the kernel's zero page.  Kernels that give every read
+ * fault a page of its own (seen on a 6.18 build: thp_zero_page_alloc stays
+ * 0) show two frames, and there is no zero page to tell apart.  Taking one
+ * such frame for it would hide a page of the traced process once the probe
+ * freed it and the process got it: -2 MiB for a huge page (e2e thp/cmd).
+ */
 void procfs_pagemap_probe_zero(void)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 	size_t huge = (size_t)ps * HUGE_ZERO_PAGES;
 	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t a, b;
 	char *p, *h;
 
+	zero_pfn = huge_zero_pfn = 0;
 	if (fd < 0 || ps <= 0)
 		goto out;
-	p = mmap(NULL, (size_t)ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, 2 * (size_t)ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED) {
-		zero_pfn = self_pfn(fd, p, ps);
-		munmap(p, (size_t)ps);
+		a = self_pfn(fd, p, ps);
+		b = self_pfn(fd, p + ps, ps);
+		if (a && a == b)
+			zero_pfn = a;
+		munmap(p, 2 * (size_t)ps);
 	}
 	/* A read fault in a huge-page-eligible, aligned range maps the huge
 	 * zero page where THP is on and use_zero_page is set; otherwise a
-	 * small zero page or nothing, and no process has a huge one. */
-	p = mmap(NULL, 2 * huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	 * small zero page or nothing, and no process has a huge one.  Two
+	 * such ranges, both mapped, share it. */
+	p = mmap(NULL, 3 * huge, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p != MAP_FAILED) {
-		uint64_t pfn;
-
 		h = (char *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
-		madvise(h, huge, MADV_HUGEPAGE);
-		pfn = self_pfn(fd, h, ps);
-		if (pfn && pfn != zero_pfn && pfn % HUGE_ZERO_PAGES == 0 &&
-		    self_pfn(fd, h + huge - ps, ps) == pfn + HUGE_ZERO_PAGES - 1)
-			huge_zero_pfn = pfn;
-		munmap(p, 2 * huge);
+		madvise(h, 2 * huge, MADV_HUGEPAGE);
+		a = self_pfn(fd, h, ps);
+		b = self_pfn(fd, h + huge, ps);
+		if (a && a == b && a != zero_pfn && a % HUGE_ZERO_PAGES == 0 &&
+		    self_pfn(fd, h + huge - ps, ps) == a + HUGE_ZERO_PAGES - 1)
+			huge_zero_pfn = a;
+		munmap(p, 3 * huge);
 	}
 out:
 	if (fd >= 0)

@@ -690,7 +690,7 @@ static int holder_run(void *arg)
 
 static void detach_in_background(struct mw_capture *c)
 {
-	static struct holder h;	/* read by the holder until it exits */
+	struct holder *h;
 	sigset_t all, old;
 	void *stack;
 	int fds[2];
@@ -698,6 +698,8 @@ static void detach_in_background(struct mw_capture *c)
 
 	if (!c->nmarker_links && !c->nsys_links)
 		return;
+	/* Its state at the bottom of its stack, which grows down from the
+	 * top: its own, read until it exits. */
 	stack = mmap(NULL, MW_HOLDER_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
@@ -706,13 +708,16 @@ static void detach_in_background(struct mw_capture *c)
 		munmap(stack, MW_HOLDER_STACK);
 		return;
 	}
-	h.rfd = fds[0];
-	h.wfd = fds[1];
+	h = stack;
+	h->rfd = fds[0];
+	h->wfd = fds[1];
 	for (int i = 0; i < 3; i++)
-		h.stdio[i] = fcntl(i, F_GETFD) >= 0;
+		h->stdio[i] = fcntl(i, F_GETFD) >= 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = clone(holder_run, (char *)stack + MW_HOLDER_STACK, CLONE_VM | SIGCHLD, &h);
+	/* Where clone() refuses (valgrind takes only forks and threads),
+	 * the detach below waits, as without a holder. */
+	pid = clone(holder_run, (char *)stack + MW_HOLDER_STACK, CLONE_VM | SIGCHLD, h);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	close(fds[0]);
 	if (pid < 0) {

@@ -209,7 +209,7 @@ static struct bpf_program *rss_program(struct mw_capture *c)
  */
 static bool learn_keys(const struct mw_capture *c)
 {
-	return !c->host && !c->rss_raw && btf_tracepoint_exists("rss_stat") &&
+	return !c->host && !c->rss_raw && kernel_get()->rss_stat_btf &&
 	       !feature_disabled("learn_keys");
 }
 
@@ -352,7 +352,7 @@ static void drop_missing_programs(struct mw_capture *c)
 {
 	struct memwatch_bpf *s = c->skel;
 	bool faults = user_faults_available();
-	bool kfaults = faults && btf_tracepoint_exists("page_fault_kernel");
+	bool kfaults = faults && kernel_get()->kernel_faults;
 	struct bpf_program *p;
 	bool tp;
 
@@ -615,6 +615,9 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->host = o->host_procs > 0;
 	c->sys_tp = kernel_get()->syscall_tp;
 	c->nmarkers = o->nmarkers;
+	/* kernel_get() has what it needed of preflight's BTF: libbpf parses
+	 * its own copy for each object. */
+	preflight_btf_release();
 	err = load_and_attach(c, o);
 	if ((err == -EPERM || err == -EACCES) && c->sys_tp) {
 		/* Some kernels let CAP_PERFMON attach BPF to the raw syscall

@@ -53,6 +53,8 @@ const struct mw_kernel *kernel_get(void)
 	k.rss_raw = !k.compat && btf_tracepoint_exists("rss_stat") && btf_has_percpu_rss() &&
 		    !feature_disabled("rss_raw");
 	k.user_faults = btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
+	k.kernel_faults = k.user_faults && btf_tracepoint_exists("page_fault_kernel");
+	k.rss_stat_btf = btf_tracepoint_exists("rss_stat");
 	/* The compat object does without both (bpf/compat.bpf.h): uprobe
 	 * markers are a bank of programs there, one per spec. */
 	k.attach_cookie = !k.compat;

@@ -33,6 +33,8 @@ struct mw_kernel {
 					 * (6.2; capture.c falls back if the per-CPU
 					 * offsets are not found) */
 	bool user_faults;		/* exceptions:page_fault_user */
+	bool kernel_faults;		/* ... and exceptions:page_fault_kernel */
+	bool rss_stat_btf;		/* kmem:rss_stat as a BTF-typed tracepoint */
 	size_t ndegraded;
 	struct mw_degraded degraded[MW_KERNEL_MAX_DEGRADED];
 };

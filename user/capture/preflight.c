@@ -126,14 +126,20 @@ fail:
 	return MW_EXIT_TRACEFS;
 }
 
+/* Parsed once: a few MB, tens of milliseconds each time. */
+static struct btf *cached_btf;
+
 static struct btf *vmlinux_btf(void)
 {
-	/* Parsed once: a few MB, tens of milliseconds each time. */
-	static struct btf *btf;
+	if (!cached_btf)
+		cached_btf = btf__load_vmlinux_btf();
+	return cached_btf;
+}
 
-	if (!btf)
-		btf = btf__load_vmlinux_btf();
-	return btf;
+void preflight_btf_release(void)
+{
+	btf__free(cached_btf);
+	cached_btf = NULL;
 }
 
 bool btf_tracepoint_exists(const char *name)

@@ -42,6 +42,9 @@ bool btf_has_percpu_rss(void);
 bool syscall_tracepoints_exist(void);
 bool btf_has_split_rss(void);
 bool btf_struct_has(const char *type, const char *member);
+/* Free the parsed kernel BTF (kernel_get() has what it needs from it);
+ * a later question parses it again. */
+void preflight_btf_release(void);
 /* MEMWATCH_DISABLE=feat1,feat2 forces a feature off (tests of fallbacks). */
 bool feature_disabled(const char *name);
 

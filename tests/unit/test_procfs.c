@@ -1359,14 +1359,14 @@ TEST(live_pagemap_anon)
 /* The RSS smaps gives our mapping at r, -1 if it cannot be read. */
 static int64_t smaps_rss_at(const char *r)
 {
+	const struct pm_vma *v;
 	struct pm_maps m;
-	int64_t rss = -1;
+	int64_t rss;
 
 	if (procfs_read_smaps(getpid(), &m))
 		return -1;
-	for (size_t i = 0; i < m.n; i++)
-		if (m.v[i].start == (uintptr_t)r)
-			rss = (int64_t)m.v[i].rss;
+	v = find_vma(&m, (uintptr_t)r);
+	rss = v ? (int64_t)v->rss : -1;
 	procfs_maps_free(&m);
 	return rss;
 }

@@ -126,7 +126,8 @@ fail:
 	return MW_EXIT_TRACEFS;
 }
 
-/* Parsed once: a few MB, tens of milliseconds each time. */
+/* Parsed on first use (a few MB, tens of milliseconds), for kernel_get();
+ * freed by preflight_btf_release() before libbpf parses its own copies. */
 static struct btf *cached_btf;
 
 static struct btf *vmlinux_btf(void)

@@ -809,9 +809,11 @@ static int loop(struct session *s, int *cmd_status)
 		/* A process that changes its layout faster than /proc can be
 		 * read (stress-ng --brk: 30,000 VMAs, a re-read racing
 		 * thousands of calls) would keep the loop re-reading and never
-		 * applying: at most a fifth of the time goes to re-reads. */
+		 * applying: at most a fifth of the time goes to re-reads, and
+		 * none past -d's end (the end re-reads in any case; a re-read
+		 * racing stress-ng --mmap under ASan ran 0.55 s past it). */
 		if (s->acct->need_resync && s->alive && now >= resync_ok) {
-			feed_seed(s, MW_SEED_RESYNC);
+			feed_seed_until(s, MW_SEED_RESYNC, deadline);
 			resync_ok = mw_now_ns() + 4 * (mw_now_ns() - now);
 		}
 	}

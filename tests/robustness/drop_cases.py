@@ -143,9 +143,11 @@ def behind(c, mw):
             rc = p.wait(timeout=60)
             took = time.monotonic() - t0
         c.eq(rc, 0, "behind: exit status")
-        # The sanitized loader (make test-asan) is several times slower.
+        # The sanitized loader (make test-asan) spends 0.6-1.1 s past the
+        # deadline where the release build spends 0.03-0.3 (10 runs each:
+        # the end's re-read of 27,000 VMAs, the reports, LeakSanitizer).
         # Emulated guests (tests/kernels/guest) run it several times slower.
-        limit = (3.5 if "asan" in mw else 2.5) * float(os.environ.get("MW_TIME_SCALE", "1"))
+        limit = (4.0 if "asan" in mw else 2.5) * float(os.environ.get("MW_TIME_SCALE", "1"))
         c.check(took <= limit, f"-d 2 ended {took:.2f} s after attaching (at most {limit})")
         s = [json.loads(x) for x in open(out)][-1]
         d = s["diagnostics"]

@@ -23,6 +23,7 @@
 
 #include "capture/capture.h"
 #include "capture/control.h"
+#include "capture/heapwarm.h"
 #include "capture/launch.h"
 #include "capture/preflight.h"
 #include "capture/privs.h"
@@ -856,8 +857,10 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	int err;
 
 	*cmd_status = -1;
-	if ((err = preflight_privileges()) || (err = preflight_btf()) ||
-	    (err = preflight_tracefs()) || (err = preflight_kernel()))
+	if ((err = preflight_privileges()) || (err = preflight_btf()))
+		return err;
+	heapwarm_start(true);	/* load_split() loads in a thread */
+	if ((err = preflight_tracefs()) || (err = preflight_kernel()))
 		return err;
 	if (!o->cmd && (err = preflight_pid(o->pid)))
 		return err;

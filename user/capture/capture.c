@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "capture/capture.h"
+#include "capture/heapwarm.h"
 #include "capture/kernel.h"
 #include "capture/preflight.h"
 #include "util.h"
@@ -618,6 +619,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	/* kernel_get() has what it needed of preflight's BTF: libbpf parses
 	 * its own copy for each object. */
 	preflight_btf_release();
+	heapwarm_join();
 	err = load_and_attach(c, o);
 	if ((err == -EPERM || err == -EACCES) && c->sys_tp) {
 		/* Some kernels let CAP_PERFMON attach BPF to the raw syscall
@@ -645,6 +647,7 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 		mw_err("cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	heapwarm_release();
 	*out = c;
 	return 0;
 fail:

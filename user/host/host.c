@@ -16,6 +16,7 @@
 #include "capture/capture.h"
 #include "host/cgroups.h"
 #include "capture/control.h"
+#include "capture/heapwarm.h"
 #include "host/host.h"
 #include "host/hostsnap.h"
 #include "analysis/findings.h"
@@ -578,8 +579,10 @@ int host_run(const struct host_opts *o, int *cmd_status)
 	uint64_t avail;
 
 	*cmd_status = -1;
-	if ((err = preflight_privileges()) || (err = preflight_btf()) ||
-	    (err = preflight_tracefs()) || (err = preflight_kernel()) || (err = check_pids(o)))
+	if ((err = preflight_privileges()) || (err = preflight_btf()))
+		return err;
+	heapwarm_start(false);	/* host-wide programs load in one object */
+	if ((err = preflight_tracefs()) || (err = preflight_kernel()) || (err = check_pids(o)))
 		return err;
 	h.start_ns = mw_now_ns();
 	snprintf(h.step.name, sizeof(h.step.name), "start");

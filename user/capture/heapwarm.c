@@ -19,9 +19,9 @@
  *    parses' buffers then come from the heap and reuse the pages of the
  *    parse before (the maps object's parse still faults 1,200 pages in:
  *    small blocks split what preflight's freed).  The threshold stays
- *    dynamic: a fixed one
- *    (mallopt(M_MMAP_THRESHOLD)) holds for the whole run, and slowed the
- *    re-reads of stress-ng --brk's 27,000 VMAs when tried.
+ *    dynamic: a fixed one (mallopt(M_MMAP_THRESHOLD)) holds for the whole
+ *    run, and slowed the re-reads of stress-ng --brk's 27,000 VMAs when
+ *    tried.
  *  - A thread faults in that much of its own arena while preflight parses,
  *    on another CPU, and exits.  glibc hands a finished thread's arena to
  *    the next thread created, the parallel load's: its parse takes 20 ms

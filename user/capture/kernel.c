@@ -50,11 +50,11 @@ const struct mw_kernel *kernel_get(void)
 	/* The compat object finds VMAs in mm->mm_rb: before 6.1's maple tree. */
 	k.compat_ok = k.compat && btf_struct_has("mm_struct", "mm_rb");
 	k.split_rss = btf_has_split_rss();
-	k.rss_raw = !k.compat && btf_tracepoint_exists("rss_stat") && btf_has_percpu_rss() &&
+	k.rss_stat_btf = btf_tracepoint_exists("rss_stat");
+	k.rss_raw = !k.compat && k.rss_stat_btf && btf_has_percpu_rss() &&
 		    !feature_disabled("rss_raw");
 	k.user_faults = btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
 	k.kernel_faults = k.user_faults && btf_tracepoint_exists("page_fault_kernel");
-	k.rss_stat_btf = btf_tracepoint_exists("rss_stat");
 	/* The compat object does without both (bpf/compat.bpf.h): uprobe
 	 * markers are a bank of programs there, one per spec. */
 	k.attach_cookie = !k.compat;

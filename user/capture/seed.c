@@ -36,8 +36,7 @@ int seed_build(pid_t pid, enum mw_seed_mode mode, uint64_t until, struct mw_seed
 	 * smaps, the rollup was predicted to take as long as smaps: the end
 	 * measure of stress-ng --brk's 27,000 VMAs, read in 0.25 s of its
 	 * 0.5, was given up in 3 runs of 24.)  Its "[rollup]" entry follows
-	 * the VMAs in the seed: its
-	 * Pss_Anon/File/Shmem are in no VMA's lines.
+	 * the VMAs in the seed: its Pss_Anon/File/Shmem are in no VMA's lines.
 	 */
 	if (mode == MW_SEED_MEASURE) {
 		err = read_proc(pid, "smaps_rollup", &roll, &roll_len, until);

@@ -172,7 +172,7 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 {
 	struct mw_thread *t;
 
-	if (address >= (1UL << 47))
+	if (!mw_user_addr(address))
 		return 0;
 	/* Our own reads of a thread's user stack (--stacks) may fault; they
 	 * are not the process's, and must not replace the fault it is in. */
@@ -180,6 +180,55 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	if (t && t->walking)
 		return 0;
 	on_fault(ctx, address, false);
+	return 0;
+}
+
+/*
+ * Kernels without the exceptions tracepoints (arm64: 6.16 made the header
+ * generic, but only x86 and riscv instantiate it): the fault handler every
+ * architecture calls, handle_mm_fault(vma, address, flags, regs) since 5.9
+ * (commit bce617edecad).  fentry where the kernel can attach it, else a
+ * kprobe (the loader probes: capture/kernel.c).  Like the tracepoints, it
+ * counts what mm_account_fault() counts in min_flt/maj_flt, once per fault:
+ *   - regs NULL: get_user_pages() faulting for a syscall, not an exception
+ *     (the x86 tracepoints do not see these either);
+ *   - FAULT_FLAG_TRIED: the same fault again after VM_FAULT_RETRY;
+ *   - FAULT_FLAG_USER: from user mode, else a kernel access to a user
+ *     address (copy_to_user), which page_fault_kernel counts on x86.
+ * The flags are stable bits of enum fault_flag (include/linux/mm_types.h).
+ */
+#define MW_FAULT_FLAG_TRIED	(1U << 5)
+#define MW_FAULT_FLAG_USER	(1U << 6)
+
+static __always_inline void on_mm_fault(void *ctx, __u64 address, __u32 flags, void *regs)
+{
+	struct mw_thread *t;
+
+	if (!regs || (flags & MW_FAULT_FLAG_TRIED))
+		return;
+	if (flags & MW_FAULT_FLAG_USER) {
+		on_fault(ctx, address, true);
+		return;
+	}
+	t = thread_get(mw_current_task(), false);
+	if (t && t->walking)
+		return;
+	on_fault(ctx, address, false);
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs)
+{
+	on_mm_fault(ctx, address, flags, regs);
+	return 0;
+}
+
+SEC("kprobe/handle_mm_fault")
+int BPF_KPROBE(mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
+	       unsigned int flags, struct pt_regs *regs)
+{
+	on_mm_fault(ctx, address, flags, regs);
 	return 0;
 }
 
@@ -326,11 +375,11 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 		mv = dprev > 0 ? dprev >> 1 : -((-dprev) >> 1); /* both changed first */
 	else
 		return false;
-	slot_add_rss(p, prev_slot1, member, -(mv << MW_PAGE_SHIFT));
-	slot_add_rss(p, slot1, member, mv << MW_PAGE_SHIFT);
+	slot_add_rss(p, prev_slot1, member, -(mv << page_shift));
+	slot_add_rss(p, slot1, member, mv << page_shift);
 	if (mw_cmpxchg(&p->rss_word[member & (MW_NR_MEMBERS - 1)], mine,
 					w_pack(old, prev_slot1, dprev - mv)) == mine)
-		p->rss[member & (MW_NR_MEMBERS - 1)] = old << MW_PAGE_SHIFT;
+		p->rss[member & (MW_NR_MEMBERS - 1)] = old << page_shift;
 	p->reorders++;
 	return true;
 }
@@ -556,7 +605,7 @@ static __always_inline void change_credit(struct mw_proc *p, struct mw_thread *s
 static __always_inline void own_change(struct mw_proc *p, struct task_struct *task,
 				       __u32 tgid, __u32 member, __s64 size)
 {
-	__s64 pages = size >> MW_PAGE_SHIFT, delta;
+	__s64 pages = size >> page_shift, delta;
 	__u32 slot1 = 0;
 	struct mw_thread *sys = change_owner(p, tgid, task, member, &slot1);
 	__u64 mine = w_pack(pages, slot1, 0), w_old;
@@ -567,7 +616,7 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 	if (overtaken(p, member, slot1, pages, w_old, mine))
 		return;
 	p->rss[member] = size;
-	delta = (pages - w_val(w_old)) << MW_PAGE_SHIFT;
+	delta = (pages - w_val(w_old)) << page_shift;
 	/* Publish this change's size for the next one to check against. */
 	mw_cmpxchg(&p->rss_word[member], mine, w_pack(pages, slot1, pages - w_val(w_old)));
 	change_credit(p, sys, slot1, member, delta);
@@ -583,13 +632,13 @@ static __always_inline void own_change(struct mw_proc *p, struct task_struct *ta
 static __always_inline void external_change(struct mw_proc *p, __u32 member, __s64 size,
 					    struct mw_remote_call *r)
 {
-	__s64 pages = size >> MW_PAGE_SHIFT, delta;
+	__s64 pages = size >> page_shift, delta;
 	__u64 w_old;
 
 	barrier_var(member);	/* keep the mask: the verifier needs the bound */
 	member &= MW_NR_MEMBERS - 1;
 	w_old = mw_xchg(&p->rss_word[member], w_pack(pages, 0, 0));
-	delta = (pages - w_val(w_old)) << MW_PAGE_SHIFT;
+	delta = (pages - w_val(w_old)) << page_shift;
 	if (split_rss)	/* before 6.2: the mm's counter is not all of RSS */
 		mw_add(&p->rss[member], delta);
 	else
@@ -697,7 +746,7 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
 		__s32 c = rss_cache(task, m);
 
-		d[m] = (__s64)(c - (first ? 0 : t->rss_snap[m])) << MW_PAGE_SHIFT;
+		d[m] = (__s64)(c - (first ? 0 : t->rss_snap[m])) << page_shift;
 		t->rss_snap[m] = c;
 		any |= d[m];
 	}
@@ -793,7 +842,7 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 					__u32 tgid, __u32 member, __s64 size)
 {
 	struct mw_thread *t = thread_get(task, true), *sys;
-	__s64 pages = size >> MW_PAGE_SHIFT, dpages, delta;
+	__s64 pages = size >> page_shift, dpages, delta;
 	__u32 slot1 = 0;
 	__s32 cache;
 
@@ -809,7 +858,7 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 			t->rss_snap[member] -= cache;
 		return;
 	}
-	delta = dpages << MW_PAGE_SHIFT;
+	delta = dpages << page_shift;
 	mw_add(&p->rss[member], delta);
 	/* Its owner from the thread's own state: its syscall, else its
 	 * fault (swap entries stay with the syscall or nobody). */
@@ -1037,7 +1086,7 @@ static __always_inline bool same_change(struct mm_struct *mm, __u32 member, __s6
 		return true;	/* 6.2+ (rss_raw disabled): order alone */
 	if (bpf_probe_read_kernel(&v, sizeof(v), &m->rss_stat.count[member & (MW_NR_MEMBERS - 1)]))
 		return false;
-	return (__s64)v << MW_PAGE_SHIFT == size;
+	return (__s64)v << page_shift == size;
 }
 
 /*

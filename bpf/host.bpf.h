@@ -201,9 +201,9 @@ static __always_inline void host_syscall(void)
 		return;
 	vm = MW_LD(task_mm(mw_current_task()), total_vm);
 	if (vm > h->total_vm)
-		mw_add(&h->mapped_bytes, (vm - h->total_vm) << MW_PAGE_SHIFT);
+		mw_add(&h->mapped_bytes, (vm - h->total_vm) << page_shift);
 	else
-		mw_add(&h->unmapped_bytes, (h->total_vm - vm) << MW_PAGE_SHIFT);
+		mw_add(&h->unmapped_bytes, (h->total_vm - vm) << page_shift);
 	h->total_vm = vm;
 	host_note(h);
 }
@@ -292,8 +292,31 @@ SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(host_fault_kernel, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	if (address < (1UL << 47))
+	if (mw_user_addr(address))
 		host_fault();
+	return 0;
+}
+
+/* Without the exceptions tracepoints (fault.bpf.h: on_mm_fault). */
+static __always_inline void host_mm_fault(__u32 flags, void *regs)
+{
+	if (regs && !(flags & MW_FAULT_FLAG_TRIED))
+		host_fault();
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(host_mm_fault_fentry, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs)
+{
+	host_mm_fault(flags, regs);
+	return 0;
+}
+
+SEC("kprobe/handle_mm_fault")
+int BPF_KPROBE(host_mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
+	       unsigned int flags, struct pt_regs *regs)
+{
+	host_mm_fault(flags, regs);
 	return 0;
 }
 

@@ -17,7 +17,6 @@
 
 #define MW_ABI_VERSION	6
 
-#define MW_PAGE_SHIFT	12
 #define MW_COMM_LEN	16
 #define MW_UPROBE_BANK	16	/* compat object: --phase-at/--iter specs (mark.bpf.h) */
 #define MW_PATH_LEN	256	/* per reported VMA; longer paths are marked truncated */

@@ -162,7 +162,7 @@ static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 membe
 		bpf_loop(nr_cpus, sum_cpu, &c, 0);
 	}
 #endif
-	return c.sum > 0 ? c.sum << MW_PAGE_SHIFT : 0;
+	return c.sum > 0 ? c.sum << page_shift : 0;
 }
 
 #endif /* MW_RSSCOUNT_BPF_H */

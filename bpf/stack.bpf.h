@@ -127,19 +127,19 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 	head = MW_PAGE_SIZE - (sp & (MW_PAGE_SIZE - 1));
 	if (head > len)
 		head = len;
-	k_max = (len - head) >> MW_PAGE_SHIFT;
+	k_max = (len - head) >> page_shift;
 	lo = 0;			/* reads of length j <= lo work */
 	hi = k_max + 2;		/* ... and j >= hi fail */
 	for (int i = 0; i < 6 && hi - lo > 1; i++) {
 		__u32 mid = (lo + hi) / 2;
 
-		last_ok = copy_read(rec, head + ((mid - 1) << MW_PAGE_SHIFT), sp);
+		last_ok = copy_read(rec, head + ((mid - 1) << page_shift), sp);
 		if (last_ok)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	len = lo ? head + ((lo - 1) << MW_PAGE_SHIFT) : 0;
+	len = lo ? head + ((lo - 1) << page_shift) : 0;
 	if (len > MW_STACK_COPY_MAX)
 		len = MW_STACK_COPY_MAX;
 	if (len && !last_ok && !copy_read(rec, len, sp))

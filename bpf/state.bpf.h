@@ -24,7 +24,23 @@ static __always_inline struct mm_struct *task_mm(struct task_struct *task)
 	return MW_LD(task, mm);
 }
 
-#define MW_PAGE_SIZE	(1UL << MW_PAGE_SHIFT)
+/* log2 of the kernel's page size: 12, 14 or 16 (arm64 has 4, 16 and 64 KiB
+ * pages).  The loader sets it from sysconf(_SC_PAGESIZE); the verifier reads
+ * it from the frozen .rodata as a constant. */
+const volatile __u32 page_shift = 12;
+
+#define MW_PAGE_SIZE	(1UL << page_shift)
+
+/*
+ * A user-space address.  Kernel addresses are the upper half on x86-64 and
+ * arm64 alike (sign-extended), while user space ends at 2^47 (x86-64 with
+ * 4 levels), 2^48, 2^52 (arm64 52-bit VA, Debian's 6.12) or 2^56 (5-level
+ * paging): the sign bit tells them apart where no one bound does.
+ */
+static __always_inline bool mw_user_addr(__u64 addr)
+{
+	return (__s64)addr >= 0;
+}
 #define MW_PAGE_MASK	(~(MW_PAGE_SIZE - 1))
 #define MW_PAGE_ALIGN(x) (((x) + MW_PAGE_SIZE - 1) & MW_PAGE_MASK)
 
@@ -345,7 +361,7 @@ static __always_inline void proc_note_vm(struct mw_proc *p, __u64 total_vm,
  */
 static __always_inline __u32 slot_index(__u64 vm_start)
 {
-	return ((vm_start >> MW_PAGE_SHIFT) * 0x9E3779B1u) >> 26 & (MW_SLOTS - 1);
+	return ((vm_start >> page_shift) * 0x9E3779B1u) >> 26 & (MW_SLOTS - 1);
 }
 
 static __always_inline bool slot_empty(const struct mw_slot *s)

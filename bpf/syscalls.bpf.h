@@ -278,9 +278,9 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	if (op < MW_NR_OPS)
 		p->calls[op]++;
 	if (total_vm > t->sys_vm_before)
-		p->mapped_bytes += (total_vm - t->sys_vm_before) << MW_PAGE_SHIFT;
+		p->mapped_bytes += (total_vm - t->sys_vm_before) << page_shift;
 	else
-		p->unmapped_bytes += (t->sys_vm_before - total_vm) << MW_PAGE_SHIFT;
+		p->unmapped_bytes += (t->sys_vm_before - total_vm) << page_shift;
 
 	if (coalescing(p)) {
 		if (!p->coalescing)
@@ -336,7 +336,7 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 		size = sizeof(*rec);
 	emit(p, rec, size);
 	op_stack(ctx, p, t, tgid, rec, total_vm > t->sys_vm_before ?
-			       (total_vm - t->sys_vm_before) << MW_PAGE_SHIFT : 0);
+			       (total_vm - t->sys_vm_before) << page_shift : 0);
 }
 
 static __always_inline int sys_exit(void *ctx, __s64 ret)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -39,6 +40,29 @@ void mw_dbg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+unsigned int mw_page_shift = 12;
+
+int mw_page_size_set(uint64_t bytes)
+{
+	for (unsigned int shift = 12; shift <= 20; shift++) {
+		if (bytes == (uint64_t)1 << shift) {
+			mw_page_shift = shift;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Before main() and before other constructors: the unit tests and fuzzers
+ * see this machine's too, unless they say otherwise (tests/unit/unit.h). */
+__attribute__((constructor(101))) static void page_size_init(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	if (ps > 0)
+		mw_page_size_set((uint64_t)ps);
 }
 
 uint64_t mw_now_ns(void)

@@ -44,6 +44,28 @@ uint64_t mw_now_ns(void);	/* CLOCK_MONOTONIC, the clock BPF stamps with */
 #define MW_NS_PER_MS	1000000ull
 #define MW_NS_PER_SEC	1000000000ull
 
+/*
+ * log2 of the page size of the kernel whose events are analysed: this
+ * machine's (sysconf, set before main()) while tracing, the recording's
+ * while replaying one.  4 KiB, 16 KiB and 64 KiB pages all exist (arm64):
+ * page counts from the kernel (total_vm, RSS counters) become bytes with it.
+ */
+extern unsigned int mw_page_shift;
+static inline uint64_t mw_page_size(void)
+{
+	return (uint64_t)1 << mw_page_shift;
+}
+/* A multiple of the page size, rounded down (negative: towards zero). */
+static inline int64_t mw_page_floor(int64_t bytes)
+{
+	int64_t m = (int64_t)mw_page_size() - 1;
+
+	return bytes >= 0 ? bytes & ~m : -(-bytes & ~m);
+}
+/* Set it from a page size in bytes: 0, or -1 (unchanged) for one that is
+ * not a power of two from 4 KiB to 1 MiB. */
+int mw_page_size_set(uint64_t bytes);
+
 /* "1.5 MiB", "512 B", "-3.0 MiB": binary units, one decimal. */
 const char *mw_human(int64_t bytes, char *buf, size_t len);
 

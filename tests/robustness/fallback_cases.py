@@ -4,7 +4,9 @@ differently built kernel would lack them.  What memwatch cannot do without
 Linux version that brought it, the documented exit code, and the command
 never started.  Where a fallback exists it is taken and the output stays
 right: rss_raw (the classic kmem:rss_stat tracepoint), page_fault (RSS
-per process from rss_stat alone, with a one-line note) and syscall_tp (the
+per process from rss_stat alone, with a one-line note), page_fault_tp and
+fentry (the next way to see faults: fentry, then a kprobe on
+handle_mm_fault, as arm64 has them) and syscall_tp (the
 raw syscall tracepoints, with a one-line note), checked against
 /proc like any end-to-end case, and the programs memwatch loaded show the
 fallback was really in use."""
@@ -109,14 +111,50 @@ def rss_raw(c, mw, tmp):
     exact_with(c, mw, "rss_raw", ("cmd", "pid"))
 
 
+FAULT_PROGRAMS = {"exceptions:page_fault_user": "page_fault_user",
+                  "fentry/handle_mm_fault": "mm_fault_fentry",
+                  "kprobe/handle_mm_fault": "mm_fault_kprobe"}
+
+
+def fault_hook(mw, disable):
+    """The page-fault hook `memwatch --version` names with disable."""
+    p = subprocess.run([mw, "--version"], stdout=subprocess.PIPE, timeout=120,
+                       env=dict(os.environ, MEMWATCH_DISABLE=disable))
+    for ln in p.stdout.decode().splitlines():
+        if ln.strip().startswith("page faults:"):
+            return ln.split(":", 1)[1].split("(")[0].strip()
+    return None
+
+
 def page_fault(c, mw, tmp):
     names, err = programs_in_use(mw, "page_fault", tmp)
-    c.check(not any(n.startswith("page_fault") for n in names),
+    c.check(not any(n in FAULT_PROGRAMS.values() or n.startswith("page_fault")
+                    for n in names),
             f"page_fault off: no page-fault program loaded ({sorted(names)})")
     notes = [ln for ln in err.splitlines() if "note:" in ln]
-    c.check(len(notes) == 1 and "page_fault_user" in notes[0] and "6.16" in notes[0],
+    c.check(len(notes) == 1 and "no page-fault hook" in notes[0] and
+            "handle_mm_fault" in notes[0],
             f"page_fault off: one note saying what it costs ({notes})")
     exact_with(c, mw, "page_fault", ("cmd", "pid"))
+
+
+def fault_hooks(c, mw, tmp):
+    """Each way memwatch sees page faults, as a kernel without the ones
+    before it has them (arm64: no exceptions tracepoint; its 6.1: no fentry
+    trampoline): the hook --version names is the program loaded, and the
+    counts stay exact (the e2e check: faults equal /proc's minflt+majflt).
+    A way this kernel lacks ends in the next, down to none."""
+    for disable in ("", "page_fault_tp", "page_fault_tp,fentry"):
+        hook = fault_hook(mw, disable)
+        label = disable or "nothing"
+        c.check(hook in FAULT_PROGRAMS or hook == "none",
+                f"{label} off: --version names the hook ({hook})")
+        names, err = programs_in_use(mw, disable, tmp)
+        loaded = sorted(n for n in names if n in FAULT_PROGRAMS.values())
+        want = [FAULT_PROGRAMS[hook]] if hook in FAULT_PROGRAMS else []
+        c.eq(loaded, want, f"{label} off: the fault program loaded is {hook}'s")
+        if disable and hook != "none":
+            exact_with(c, mw, disable, ("cmd", "pid"))
 
 
 GETPPID_CALLS = 200000
@@ -193,6 +231,7 @@ def run(c, mw, wl):
                           ("fallbacks compat object", lambda: compat_switch(c, mw, tmp)),
                           ("fallbacks rss_raw", lambda: rss_raw(c, mw, tmp)),
                           ("fallbacks page_fault", lambda: page_fault(c, mw, tmp)),
+                          ("fallbacks fault hooks", lambda: fault_hooks(c, mw, tmp)),
                           ("fallbacks syscall_tp", lambda: syscall_tp(c, mw, tmp))):
             with common.subcase(c, label):
                 fn()

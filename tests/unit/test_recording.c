@@ -20,6 +20,7 @@
 #include "analysis/account.h"
 #include "analysis/model.h"
 #include "capture/recording.h"
+#include "util.h"
 #include "records.h"
 #include "unit.h"
 
@@ -222,12 +223,14 @@ TEST(round_trip)
 	file = slurp(path, &flen);
 	if (!CHECK(file != NULL))
 		return;
-	CHECK_EQ_U64(HDR, 24);
+	CHECK_EQ_U64(HDR, 32);
 	CHECK_EQ_U64(sizeof(struct mw_file_rec), 8);
 	memcpy(&h, file, sizeof(h));
 	CHECK(memcmp(h.magic, "MWREC\r\n\032", 8) == 0);
 	CHECK_EQ_U64(h.stream_version, MW_STREAM_VERSION);
 	CHECK_EQ_U64(h.abi_version, MW_ABI_VERSION);
+	CHECK_EQ_U64(h.page_size, mw_page_size());
+	CHECK_EQ_U64(h.reserved, 0);
 	clock_gettime(CLOCK_REALTIME, &now);
 	uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	CHECK(h.created_ns <= now_ns && h.created_ns + 60ull * 1000000000ull > now_ns);
@@ -422,12 +425,48 @@ TEST(bad_version)
 	free(file);
 }
 
+/* A recording says its page size, and replay counts with it: one made on
+ * arm64 with 16 KiB pages reads the same on x86-64, and back. */
+TEST(page_size)
+{
+	struct got g = { .n = 0 };
+	struct mw_file_hdr *h;
+	unsigned char *file;
+	size_t flen;
+	uint64_t n;
+
+	file = recorded_bytes("pagesize.mwrec", &flen);
+	if (!file)
+		return;
+	h = (struct mw_file_hdr *)file;
+	CHECK_EQ_U64(h->page_size, 4096);
+	h->page_size = 16384;
+	CHECK_EQ_INT(replay_bytes(file, flen, &g, &n), MW_REPLAY_OK);
+	CHECK_EQ_U64(n, NRECS);
+	CHECK_EQ_U64(mw_page_shift, 14);
+	CHECK_EQ_U64(mw_page_size(), 16384);
+	got_free(&g);
+	h->page_size = 65536;
+	CHECK_EQ_INT(replay_bytes(file, flen, &g, &n), MW_REPLAY_OK);
+	CHECK_EQ_U64(mw_page_shift, 16);
+	got_free(&g);
+	/* Not a page size: corrupt, nothing read, the shift unchanged. */
+	for (uint32_t bad = 0; bad < 3; bad++) {
+		h->page_size = (uint32_t[]){ 0, 5000, 2048 }[bad];
+		CHECK_EQ_INT(replay_bytes(file, flen, &g, &n), MW_REPLAY_CORRUPT);
+		CHECK_EQ_U64(n, 0);
+		CHECK_EQ_U64(mw_page_shift, 16);
+	}
+	mw_page_size_set(4096);
+	free(file);
+}
+
 /* A file: header, one good record (kind BPF, 5 bytes), then a record header
  * with the given kind and length and `extra` bytes after it. */
 static size_t build_bad(unsigned char *buf, uint32_t kind, uint32_t len, size_t extra)
 {
 	struct mw_file_hdr h = { .stream_version = MW_STREAM_VERSION,
-				 .abi_version = MW_ABI_VERSION };
+				 .abi_version = MW_ABI_VERSION, .page_size = 4096 };
 	struct mw_file_rec fr = { .kind = MW_S_BPF, .len = 5 };
 	size_t off = 0;
 
@@ -925,6 +964,7 @@ int main(void)
 	RUN(truncated_everywhere);
 	RUN(bad_magic);
 	RUN(bad_version);
+	RUN(page_size);
 	RUN(corrupt_records);
 	RUN(status_strings);
 	RUN(recorder_open_errors);

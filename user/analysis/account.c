@@ -65,12 +65,12 @@ uint64_t account_lost(const struct mw_account *a)
 
 uint64_t account_vm(const struct mw_account *a)
 {
-	return a->kstate.total_vm << MW_PAGE_SHIFT;
+	return a->kstate.total_vm << mw_page_shift;
 }
 
 uint64_t account_vm_peak(const struct mw_account *a)
 {
-	return MW_MAX(a->kstate.vm_peak, a->kstate.total_vm) << MW_PAGE_SHIFT;
+	return MW_MAX(a->kstate.vm_peak, a->kstate.total_vm) << mw_page_shift;
 }
 
 int64_t account_rss(const struct mw_account *a, int member)
@@ -367,7 +367,7 @@ static void vma_state_from_bpf(const struct mw_op_rec *r, uint32_t i,
 	v->start = k->start;
 	v->end = k->end;
 	v->flags = k->flags;
-	v->pgoff = k->pgoff << MW_PAGE_SHIFT;
+	v->pgoff = k->pgoff << mw_page_shift;
 	v->ino = k->ino;
 	/* Kernel dev_t: 12 bits major, 20 bits minor. */
 	v->dev_major = k->dev >> 20;
@@ -492,7 +492,7 @@ static void apply_xol(struct mw_account *a, const struct mw_op_rec *r)
 		}
 		if (at) {
 			at->vm += size;
-			at->rss[MW_FILE] += 1 << MW_PAGE_SHIFT;	/* the step's fault */
+			at->rss[MW_FILE] += mw_page_size();	/* the step's fault */
 		}
 	}
 	a->umark_tid = 0;
@@ -607,10 +607,10 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		spread_rss(a, r->start, r->end, r->rss_delta);
 		break;
 	}
-	if (model_vm_bytes(m) != (r->total_vm << MW_PAGE_SHIFT)) {
+	if (model_vm_bytes(m) != (r->total_vm << mw_page_shift)) {
 		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
 		       (unsigned long long)model_vm_bytes(m),
-		       (unsigned long long)(r->total_vm << MW_PAGE_SHIFT));
+		       (unsigned long long)(r->total_vm << mw_page_shift));
 		a->vm_mismatches++;
 		a->need_resync = true;
 	}
@@ -630,7 +630,7 @@ static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
 {
 	struct mw_point at = {
 		.ts = mk->hdr.ts,
-		.vm = mk->total_vm << MW_PAGE_SHIFT,
+		.vm = mk->total_vm << mw_page_shift,
 		.faults = mk->faults,
 		.mapped = mk->mapped_bytes,
 		.unmapped = mk->unmapped_bytes,
@@ -647,7 +647,7 @@ static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, mark_name(a, mk));
 	phases_mark(&a->phases, &a->model, mk->kind, name, &at,
-		    mk->phase_vm_peak << MW_PAGE_SHIFT, mk->phase_rss_peak);
+		    mk->phase_vm_peak << mw_page_shift, mk->phase_rss_peak);
 }
 
 /* The end of the trace as a point, from the final kernel aggregate. */
@@ -656,14 +656,14 @@ static void finish_phases(struct mw_account *a)
 	const struct mw_proc *k = &a->kstate;
 	struct mw_point at = {
 		.ts = a->end_ns,
-		.vm = k->total_vm << MW_PAGE_SHIFT,
+		.vm = k->total_vm << mw_page_shift,
 		.faults = k->faults + k->kfaults,
 		.mapped = k->mapped_bytes,
 		.unmapped = k->unmapped_bytes,
 	};
 
 	memcpy(at.rss, k->rss, sizeof(at.rss));
-	phases_finish(&a->phases, &a->model, &at, k->phase_vm_peak << MW_PAGE_SHIFT,
+	phases_finish(&a->phases, &a->model, &at, k->phase_vm_peak << mw_page_shift,
 		      k->phase_rss_peak);
 }
 

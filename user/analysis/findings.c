@@ -1169,8 +1169,9 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 	f->remedy = rounded >= untouched ?
 		xprintf("ask for page multiples, or pack small buffers into one mapping (a slab "
 			"or an arena)") :
-		xprintf("pad small buffers to the page (4 KiB), not to a large alignment, or pack "
-			"them into one mapping (a slab or an arena)");
+		xprintf("pad small buffers to the page (%llu KiB), not to a large alignment, or "
+			"pack them into one mapping (a slab or an arena)",
+			(unsigned long long)(mw_page_size() >> 10));
 }
 
 /* ---- leak ----------------------------------------------------------------------- */

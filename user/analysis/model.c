@@ -84,7 +84,7 @@ void mapping_note_peak(struct mw_mapping *mp, int64_t total)
 	int64_t size = (int64_t)(mp->end - mp->start);
 
 	if (total > mp->rss_peak)
-		mp->rss_peak = (total + (1 << MW_PAGE_SHIFT) - 1) & ~(int64_t)((1 << MW_PAGE_SHIFT) - 1);
+		mp->rss_peak = mw_page_floor(total + (int64_t)mw_page_size() - 1);
 	if (mp->rss_peak > size)
 		mp->rss_peak = size;
 }
@@ -276,7 +276,7 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 		measured = true;
 	} else {
 		for (int i = 0; i < MW_NR_MEMBERS; i++)
-			meas->rss[i] = mw_scale(total[i], num, den) & ~4095LL;
+			meas->rss[i] = mw_page_floor(mw_scale(total[i], num, den));
 	}
 	for (int i = 0; i < MW_NR_MEMBERS; i++)
 		rest->rss[i] = total[i] - meas->rss[i];
@@ -307,9 +307,9 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	/* The peak divided by size, too: whole pages, never more than a
 	 * piece has (an 8 KiB piece of a mapping that peaked at 64 KiB). */
 	meas->rss_peak = MW_MAX(mapping_rss_total(meas),
-				MW_MIN(mw_scale(peak, num, den) & ~4095LL, (int64_t)num));
+				MW_MIN(mw_page_floor(mw_scale(peak, num, den)), (int64_t)num));
 	rest->rss_peak = MW_MAX(mapping_rss_total(rest),
-				MW_MIN((peak - meas->rss_peak) & ~4095LL, (int64_t)(den - num)));
+				MW_MIN(mw_page_floor(peak - meas->rss_peak), (int64_t)(den - num)));
 }
 
 /* Split live mapping a at x; returns the new right half, in the table. */

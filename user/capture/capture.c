@@ -333,10 +333,19 @@ static int attach_syscalls(struct mw_capture *c)
 	return 0;
 }
 
-static bool is_fault_program(const struct memwatch_bpf *s, const struct bpf_program *p)
+/* The hook a fault program uses (bpf/fault.bpf.h), or MW_FAULT_NONE if p
+ * is none of them. */
+static enum mw_fault_hook fault_program_hook(const struct memwatch_bpf *s,
+					     const struct bpf_program *p)
 {
-	return p == s->progs.page_fault_user || p == s->progs.page_fault_kernel ||
-	       p == s->progs.host_fault_user || p == s->progs.host_fault_kernel;
+	if (p == s->progs.page_fault_user || p == s->progs.page_fault_kernel ||
+	    p == s->progs.host_fault_user || p == s->progs.host_fault_kernel)
+		return MW_FAULT_TP;
+	if (p == s->progs.mm_fault_fentry || p == s->progs.host_mm_fault_fentry)
+		return MW_FAULT_FENTRY;
+	if (p == s->progs.mm_fault_kprobe || p == s->progs.host_mm_fault_kprobe)
+		return MW_FAULT_KPROBE;
+	return MW_FAULT_NONE;
 }
 
 /*
@@ -352,8 +361,8 @@ static bool user_faults_available(void)
 static void drop_missing_programs(struct mw_capture *c)
 {
 	struct memwatch_bpf *s = c->skel;
-	bool faults = user_faults_available();
-	bool kfaults = faults && kernel_get()->kernel_faults;
+	enum mw_fault_hook hook = kernel_get()->fault_hook;
+	bool kfaults = kernel_get()->kernel_faults;
 	struct bpf_program *p;
 	bool tp;
 
@@ -385,10 +394,10 @@ static void drop_missing_programs(struct mw_capture *c)
 		} else if (is_syscall_program(s, p, &tp)) {
 			/* One of the two forms (bpf/syscalls.bpf.h). */
 			load = load && tp == c->sys_tp;
-		} else if (is_fault_program(s, p)) {
+		} else if (fault_program_hook(s, p) != MW_FAULT_NONE) {
 			bool kernel = p == s->progs.page_fault_kernel || p == s->progs.host_fault_kernel;
 
-			load = load && (kernel ? kfaults : faults);
+			load = load && fault_program_hook(s, p) == hook && (!kernel || kfaults);
 		}
 		bpf_program__set_autoload(p, load);
 	}
@@ -444,6 +453,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->stack_bytes = o->stacks ? MW_MIN(o->stack_bytes, MW_STACK_COPY_MAX) : 0;
 	s->rodata->want_python = o->stacks && o->python;
 	s->rodata->user_faults = user_faults_available();
+	s->rodata->page_shift = mw_page_shift;
 	s->rodata->split_rss = kernel_get()->split_rss;
 	s->rodata->rss_key_ptr = c->rss_raw && !c->host;
 	s->rodata->learn_keys = learn_keys(c);

@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 
 #include "capture/heapwarm.h"
+#include "util.h"
 
 static pthread_t warm_thread;
 static bool warm_running;
@@ -49,7 +50,7 @@ static void *warm_arena(void *arg)
 		return NULL;
 	/* One write a page, volatile: writes to a block about to be freed
 	 * are dead stores the compiler drops (a memset() was). */
-	for (size_t i = 0; i < warm_bytes; i += 4096)
+	for (size_t i = 0; i < warm_bytes; i += mw_page_size())
 		((volatile char *)p)[i] = 1;
 	free(p);
 	return NULL;

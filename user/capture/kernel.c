@@ -6,10 +6,14 @@
  * asks the kernel itself (BTF, map-type and helper probes), never the
  * version number, and MEMWATCH_DISABLE=NAME forces one off for the tests.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
 
 #include "capture/kernel.h"
 #include "capture/preflight.h"
@@ -28,6 +32,88 @@ static void degrade(struct mw_kernel *k, const char *feature, const char *why)
 {
 	if (k->ndegraded < MW_KERNEL_MAX_DEGRADED)
 		k->degraded[k->ndegraded++] = (struct mw_degraded){ feature, why };
+}
+
+/*
+ * Can a fentry program attach to the kernel function with BTF id btf_id?
+ * Loading is not enough: arm64's 6.1 loads one and refuses the trampoline
+ * at attach (ENOTSUPP), and some kernels refuse tracing programs (EPERM).
+ * An empty program, attached and let go at once.
+ */
+static bool fentry_attaches(int btf_id)
+{
+	const struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = BPF_TRACE_FENTRY,
+		    .attach_btf_id = btf_id);
+	int fd, link;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "mw_fentry_probe", "GPL", ret0,
+			   MW_ARRAY_SIZE(ret0), &o);
+	if (fd < 0)
+		return false;
+	link = bpf_raw_tracepoint_open(NULL, fd);
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return link >= 0;
+}
+
+/* Can a kprobe be put on func?  As libbpf attaches one: a perf event of the
+ * kprobe PMU (4.17), which the kernel refuses for a blacklisted function. */
+static bool kprobe_attaches(const char *func)
+{
+	struct perf_event_attr a = { .size = sizeof(a) };
+	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "re");
+	int type = -1, fd;
+
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -1;
+		fclose(f);
+	}
+	if (type < 0)
+		return false;
+	a.type = type;
+	a.config1 = (uintptr_t)func;
+	fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/* The best way this kernel has to see page faults (bpf/fault.bpf.h).
+ * MEMWATCH_DISABLE: page_fault (all of them), page_fault_tp, fentry and
+ * kprobe (one each: the x86 guests of the kernel matrix prove the arm64
+ * ways with them). */
+static enum mw_fault_hook fault_hook_probe(void)
+{
+	int id;
+
+	if (feature_disabled("page_fault"))
+		return MW_FAULT_NONE;
+	if (btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault_tp"))
+		return MW_FAULT_TP;
+	id = btf_func_id("handle_mm_fault");
+	if (!id)
+		return MW_FAULT_NONE;
+	if (!feature_disabled("fentry") && fentry_attaches(id))
+		return MW_FAULT_FENTRY;
+	if (!feature_disabled("kprobe") && kprobe_attaches("handle_mm_fault"))
+		return MW_FAULT_KPROBE;
+	return MW_FAULT_NONE;
+}
+
+const char *kernel_fault_hook_name(enum mw_fault_hook h)
+{
+	switch (h) {
+	case MW_FAULT_TP: return "exceptions:page_fault_user";
+	case MW_FAULT_FENTRY: return "fentry/handle_mm_fault";
+	case MW_FAULT_KPROBE: return "kprobe/handle_mm_fault";
+	default: return "none";
+	}
 }
 
 const struct mw_kernel *kernel_get(void)
@@ -53,8 +139,11 @@ const struct mw_kernel *kernel_get(void)
 	k.rss_stat_btf = btf_tracepoint_exists("rss_stat");
 	k.rss_raw = !k.compat && k.rss_stat_btf && btf_has_percpu_rss() &&
 		    !feature_disabled("rss_raw");
-	k.user_faults = btf_tracepoint_exists("page_fault_user") && !feature_disabled("page_fault");
-	k.kernel_faults = k.user_faults && btf_tracepoint_exists("page_fault_kernel");
+	k.fault_hook = fault_hook_probe();
+	k.user_faults = k.fault_hook != MW_FAULT_NONE;
+	/* handle_mm_fault() sees kernel-mode faults on user addresses too. */
+	k.kernel_faults = k.fault_hook == MW_FAULT_TP ? btf_tracepoint_exists("page_fault_kernel") :
+			  k.user_faults;
 	/* The compat object does without both (bpf/compat.bpf.h): uprobe
 	 * markers are a bank of programs there, one per spec. */
 	k.attach_cookie = !k.compat;
@@ -137,8 +226,9 @@ void kernel_describe(FILE *f)
 		"mm counters + per-task caches (before 6.2), read at each event" :
 		k->rss_raw ? "per-CPU mm counters, read whole by the raw rss_stat tracepoint" :
 		"per-CPU mm counters, from the classic kmem:rss_stat tracepoint");
-	fprintf(f, "  page faults: %s\n", k->user_faults ? "exceptions:page_fault_user" :
-		"none (per-mapping RSS from syscalls only)");
+	fprintf(f, "  page faults: %s%s\n", kernel_fault_hook_name(k->fault_hook),
+		k->user_faults ? "" : " (per-mapping RSS from syscalls only)");
+	fprintf(f, "  page size: %llu KiB\n", (unsigned long long)(mw_page_size() >> 10));
 	fprintf(f, "  --phase-at, --iter: %s\n", k->attach_cookie ?
 		"uprobes with attach cookies" : "a bank of uprobe programs, at most 16 specs");
 	fprintf(f, "  syscalls: %s\n", k->syscall_tp ?

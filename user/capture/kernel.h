@@ -20,6 +20,17 @@ struct mw_degraded {
 	const char *why;	/* what the kernel lacks, and since when */
 };
 
+/* How page faults are seen (bpf/fault.bpf.h), best first. */
+enum mw_fault_hook {
+	MW_FAULT_NONE = 0,
+	MW_FAULT_TP,		/* exceptions:page_fault_user/_kernel (x86, riscv) */
+	MW_FAULT_FENTRY,	/* fentry/handle_mm_fault */
+	MW_FAULT_KPROBE,	/* kprobe/handle_mm_fault (arm64 before fentry) */
+};
+
+/* "exceptions:page_fault_user", "fentry/handle_mm_fault", ... */
+const char *kernel_fault_hook_name(enum mw_fault_hook h);
+
 struct mw_kernel {
 	char release[65];		/* uname -r */
 	bool compat;			/* memwatch.compat.bpf.o: 5.8 to 5.16 */
@@ -32,8 +43,10 @@ struct mw_kernel {
 	bool rss_raw;			/* raw rss_stat, per-CPU counters read whole
 					 * (6.2; capture.c falls back if the per-CPU
 					 * offsets are not found) */
-	bool user_faults;		/* exceptions:page_fault_user */
-	bool kernel_faults;		/* ... and exceptions:page_fault_kernel */
+	bool user_faults;		/* a page-fault hook (fault_hook) */
+	bool kernel_faults;		/* ... that sees kernel-mode faults on user
+					 * addresses too */
+	enum mw_fault_hook fault_hook;
 	bool rss_stat_btf;		/* kmem:rss_stat as a BTF-typed tracepoint */
 	size_t ndegraded;
 	struct mw_degraded degraded[MW_KERNEL_MAX_DEGRADED];

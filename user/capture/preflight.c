@@ -154,6 +154,14 @@ bool btf_tracepoint_exists(const char *name)
 	return btf__find_by_name_kind(btf, type, BTF_KIND_TYPEDEF) > 0;
 }
 
+int btf_func_id(const char *name)
+{
+	struct btf *btf = vmlinux_btf();
+	int id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) : -1;
+
+	return id > 0 ? id : 0;
+}
+
 /* The type of member 'name' of struct/union t, looking into its anonymous
  * members as C does; 0 if none. */
 static __u32 btf_member_type(const struct btf *btf, const struct btf_type *t, const char *name,
@@ -271,8 +279,9 @@ int preflight_kernel(void)
 		return MW_EXIT_KERNEL;
 	}
 	if (!k->user_faults)
-		mw_err("note: no exceptions:page_fault_user on this kernel (x86-only before "
-		       "6.16): RSS is attributed from syscalls only, per-mapping RSS is partial");
+		mw_err("note: no page-fault hook on this kernel (no exceptions:page_fault_user "
+		       "tracepoint, and neither fentry nor a kprobe attaches to handle_mm_fault): "
+		       "RSS is attributed from syscalls only, per-mapping RSS is partial");
 	return 0;
 }
 

@@ -38,6 +38,8 @@ bool kernel_feature_present(const struct kernel_feature *f);
 /* Does vmlinux BTF have a raw tracepoint for tp_btf/name? */
 bool btf_tracepoint_exists(const char *name);
 bool btf_has_percpu_rss(void);
+/* The BTF id of kernel function name (fentry attaches by it), or 0. */
+int btf_func_id(const char *name);
 /* syscalls:sys_enter_mmap and the rest (tracefs, CONFIG_FTRACE_SYSCALLS)? */
 bool syscall_tracepoints_exist(void);
 bool btf_has_split_rss(void);

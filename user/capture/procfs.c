@@ -829,10 +829,12 @@ int procfs_read_stat(pid_t pid, struct pm_stat *out)
 #define PM_FILE		(1ULL << 61)	/* file page or shared anon */
 #define PM_PFN		((1ULL << 55) - 1)	/* present: the page frame, 0 if hidden */
 #define PAGEMAP_CHUNK	4096		/* entries per pread(): 32 KiB */
-#define HUGE_ZERO_PAGES	512		/* a PMD of 4 KiB pages (x86-64, arm64 4K) */
 
-/* The zero page's frame and the huge zero page's first, 0: not known. */
-static uint64_t zero_pfn, huge_zero_pfn;
+/* The zero page's frame and the huge zero page's first, 0: not known; the
+ * pages of a PMD (a huge zero page): a page table is a page of 8-byte
+ * entries, so 512 with 4 KiB pages (2 MiB), 2048 with 16 KiB (32 MiB),
+ * 8192 with 64 KiB (512 MiB). */
+static uint64_t zero_pfn, huge_zero_pfn, pmd_pages = 512;
 
 /* The frame behind addr in this process, 0: none or hidden. */
 static uint64_t self_pfn(int fd, const volatile char *addr, long ps)
@@ -856,14 +858,16 @@ static uint64_t self_pfn(int fd, const volatile char *addr, long ps)
 void procfs_pagemap_probe_zero(void)
 {
 	long ps = sysconf(_SC_PAGESIZE);
-	size_t huge = (size_t)ps * HUGE_ZERO_PAGES;
 	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	uint64_t a, b;
+	size_t huge;
 	char *p, *h;
 
 	zero_pfn = huge_zero_pfn = 0;
 	if (fd < 0 || ps <= 0)
 		goto out;
+	pmd_pages = (uint64_t)ps / sizeof(uint64_t);
+	huge = (size_t)ps * pmd_pages;
 	p = mmap(NULL, 2 * (size_t)ps, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p != MAP_FAILED) {
 		a = self_pfn(fd, p, ps);
@@ -882,8 +886,8 @@ void procfs_pagemap_probe_zero(void)
 		madvise(h, 2 * huge, MADV_HUGEPAGE);
 		a = self_pfn(fd, h, ps);
 		b = self_pfn(fd, h + huge, ps);
-		if (a && a == b && a != zero_pfn && a % HUGE_ZERO_PAGES == 0 &&
-		    self_pfn(fd, h + huge - ps, ps) == a + HUGE_ZERO_PAGES - 1)
+		if (a && a == b && a != zero_pfn && a % pmd_pages == 0 &&
+		    self_pfn(fd, h + huge - ps, ps) == a + pmd_pages - 1)
 			huge_zero_pfn = a;
 		munmap(p, 3 * huge);
 	}
@@ -909,7 +913,7 @@ static bool pagemap_zero(uint64_t e)
 	uint64_t pfn = e & PM_PFN;
 
 	return pfn && ((zero_pfn && pfn == zero_pfn) ||
-		       (huge_zero_pfn && pfn - huge_zero_pfn < HUGE_ZERO_PAGES));
+		       (huge_zero_pfn && pfn - huge_zero_pfn < pmd_pages));
 }
 
 static void pagemap_count(const uint64_t *e, size_t n, uint64_t *anon,

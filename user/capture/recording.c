@@ -16,6 +16,7 @@ int recorder_open(struct mw_recorder *w, const char *path)
 	struct mw_file_hdr h = {
 		.stream_version = MW_STREAM_VERSION,
 		.abi_version = MW_ABI_VERSION,
+		.page_size = (uint32_t)mw_page_size(),
 	};
 	struct timespec ts;
 	int fd;
@@ -101,6 +102,8 @@ int replay_file(FILE *f, void (*fn)(void *ctx, const struct mw_srec *r), void *c
 		return MW_REPLAY_NOTREC;
 	if (h.stream_version != MW_STREAM_VERSION || h.abi_version != MW_ABI_VERSION)
 		return MW_REPLAY_VERSION;
+	if (mw_page_size_set(h.page_size))
+		return MW_REPLAY_CORRUPT;
 	for (;;) {
 		size_t got = fread(&fr, 1, sizeof(fr), f), padded;
 

@@ -5,8 +5,9 @@
  * the same analysis.
  *
  * File: struct mw_file_hdr, then records, each a struct mw_file_rec followed
- * by len bytes and padding to 8.  Host byte order: a recording is read on a
- * machine of the same kind.
+ * by len bytes and padding to 8.  Host byte order and layout: x86-64 and
+ * arm64 (little-endian, LP64) read each other's.  The header says the page
+ * size of the kernel it was recorded on; replay counts pages with it.
  */
 #ifndef MW_RECORDING_H
 #define MW_RECORDING_H
@@ -27,6 +28,8 @@ struct mw_file_hdr {
 	uint32_t stream_version;	/* MW_STREAM_VERSION */
 	uint32_t abi_version;		/* MW_ABI_VERSION */
 	uint64_t created_ns;		/* CLOCK_REALTIME */
+	uint32_t page_size;		/* bytes: 4 KiB, 16 KiB, 64 KiB */
+	uint32_t reserved;		/* 0 */
 };
 
 struct mw_file_rec {
@@ -53,8 +56,8 @@ enum mw_replay_status {
 	MW_REPLAY_NOTREC,	/* not a recording at all */
 };
 
-/* Call fn for every record in order; returns an enum mw_replay_status and
- * the count of records read. */
+/* Call fn for every record in order, with mw_page_shift the recording's;
+ * returns an enum mw_replay_status and the count of records read. */
 int replay_file(FILE *f, void (*fn)(void *ctx, const struct mw_srec *r), void *ctx,
 		uint64_t *nrecords);
 const char *replay_status_str(int status);

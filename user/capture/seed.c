@@ -106,15 +106,15 @@ int seed_proc_init(pid_t pid, bool after_exec, struct mw_proc *init)
 	init->rss[MW_SHMEM] = st.rss_shmem;
 	init->rss[MW_SWAP] = st.vm_swap;
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
-		init->rss_word[m] = (__u64)(init->rss[m] >> MW_PAGE_SHIFT) << MW_W_VAL_SHIFT;
+		init->rss_word[m] = (__u64)(init->rss[m] >> mw_page_shift) << MW_W_VAL_SHIFT;
 	init->rss_peak = st.rss_file + st.rss_anon + st.rss_shmem;
-	init->total_vm = st.vm_size >> MW_PAGE_SHIFT;
+	init->total_vm = st.vm_size >> mw_page_shift;
 	if (after_exec) {
-		init->vm_peak = MW_MAX(st.vm_peak, st.vm_size) >> MW_PAGE_SHIFT;
+		init->vm_peak = MW_MAX(st.vm_peak, st.vm_size) >> mw_page_shift;
 		init->hiwater_vm_base = 0;
 	} else {
 		init->vm_peak = init->total_vm;
-		init->hiwater_vm_base = st.vm_peak >> MW_PAGE_SHIFT;
+		init->hiwater_vm_base = st.vm_peak >> mw_page_shift;
 	}
 	return 0;
 }

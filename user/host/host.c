@@ -109,8 +109,8 @@ static void seed(struct host *h, pid_t pid, uint32_t flags)
 	cg = cgroup_of_pid(pid);
 	init.cgroup_id = cgroup_id_of_path(cg);
 	free(cg);
-	init.total_vm = st.vm_size >> MW_PAGE_SHIFT;
-	init.vm_peak = st.vm_peak >> MW_PAGE_SHIFT;
+	init.total_vm = st.vm_size >> mw_page_shift;
+	init.vm_peak = st.vm_peak >> mw_page_shift;
 	init.rss[MW_ANON] = st.rss_anon;
 	init.rss[MW_FILE] = st.rss_file;
 	init.rss[MW_SHMEM] = st.rss_shmem;

@@ -26,8 +26,8 @@ void hproc_from_host(struct mw_hproc *out, uint32_t pid, const struct mw_host *h
 	memcpy(out->comm, h->comm, sizeof(out->comm));
 	out->comm[sizeof(out->comm) - 1] = 0;
 	out->cgroup_id = h->cgroup_id;
-	out->vm = h->total_vm << MW_PAGE_SHIFT;
-	out->vm_peak = h->vm_peak << MW_PAGE_SHIFT;
+	out->vm = h->total_vm << mw_page_shift;
+	out->vm_peak = h->vm_peak << mw_page_shift;
 	memcpy(out->rss, h->rss, sizeof(out->rss));
 	out->rss_peak = h->rss_peak;
 	out->faults = h->faults;

@@ -405,10 +405,12 @@ static json_t *kernel_json(const struct mw_kernel *k)
 	for (size_t i = 0; i < k->ndegraded; i++)
 		json_array_append_new(deg, json_pack("{s:s, s:s}", "feature", k->degraded[i].feature,
 						     "why", k->degraded[i].why));
-	return json_pack("{s:o, s:s, s:s, s:o}", "release", jstr(k->release),
+	return json_pack("{s:o, s:s, s:s, s:s, s:I, s:o}", "release", jstr(k->release),
 			 "bpf_object", k->compat ? "compat" : "main",
 			 "rss_counting", k->split_rss ? "mm counters + per-task caches (before 6.2)" :
 							"per-CPU mm counters",
+			 "page_faults", kernel_fault_hook_name(k->fault_hook),
+			 "page_size", (json_int_t)mw_page_size(),
 			 "degraded", deg);
 }
 

@@ -184,55 +184,6 @@ int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 }
 
 /*
- * Kernels without the exceptions tracepoints (arm64: 6.16 made the header
- * generic, but only x86 and riscv instantiate it): the fault handler every
- * architecture calls, handle_mm_fault(vma, address, flags, regs) since 5.9
- * (commit bce617edecad).  fentry where the kernel can attach it, else a
- * kprobe (the loader probes: capture/kernel.c).  Like the tracepoints, it
- * counts what mm_account_fault() counts in min_flt/maj_flt, once per fault:
- *   - regs NULL: get_user_pages() faulting for a syscall, not an exception
- *     (the x86 tracepoints do not see these either);
- *   - FAULT_FLAG_TRIED: the same fault again after VM_FAULT_RETRY;
- *   - FAULT_FLAG_USER: from user mode, else a kernel access to a user
- *     address (copy_to_user), which page_fault_kernel counts on x86.
- * The flags are stable bits of enum fault_flag (include/linux/mm_types.h).
- */
-#define MW_FAULT_FLAG_TRIED	(1U << 5)
-#define MW_FAULT_FLAG_USER	(1U << 6)
-
-static __always_inline void on_mm_fault(void *ctx, __u64 address, __u32 flags, void *regs)
-{
-	struct mw_thread *t;
-
-	if (!regs || (flags & MW_FAULT_FLAG_TRIED))
-		return;
-	if (flags & MW_FAULT_FLAG_USER) {
-		on_fault(ctx, address, true);
-		return;
-	}
-	t = thread_get(mw_current_task(), false);
-	if (t && t->walking)
-		return;
-	on_fault(ctx, address, false);
-}
-
-SEC("fentry/handle_mm_fault")
-int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address,
-	     unsigned int flags, struct pt_regs *regs)
-{
-	on_mm_fault(ctx, address, flags, regs);
-	return 0;
-}
-
-SEC("kprobe/handle_mm_fault")
-int BPF_KPROBE(mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
-	       unsigned int flags, struct pt_regs *regs)
-{
-	on_mm_fault(ctx, address, flags, regs);
-	return 0;
-}
-
-/*
  * VM that changed with no syscall (a stack that grew, the [uprobes] page):
  * a structural record of [start, end), with its VMA's state if pr is given.
  * The record ends after what it holds (syscalls.bpf.h: sys_exit_record).
@@ -287,6 +238,89 @@ static __always_inline void note_vm_growth(struct mw_proc *p, __u32 tgid,
 	vmgrow_emit(p, tgid, mm, total_vm, f->addr, start, start + MW_PAGE_SIZE, 0, NULL);
 	/* Later faults in the grown stack key their slot by its new start. */
 	f->vma = start;
+}
+
+/*
+ * Kernels without the exceptions tracepoints (arm64: 6.16 made the header
+ * generic, but only x86 and riscv instantiate it): the fault handler every
+ * architecture calls, handle_mm_fault(vma, address, flags, regs) since 5.9
+ * (commit bce617edecad).  fentry where the kernel can attach it, else a
+ * kprobe (the loader probes: capture/kernel.c).  Like the tracepoints, it
+ * counts what mm_account_fault() counts in min_flt/maj_flt, once per fault:
+ *   - regs NULL: get_user_pages() faulting for a syscall, not an exception
+ *     (the x86 tracepoints do not see these either);
+ *   - FAULT_FLAG_TRIED: the same fault again after VM_FAULT_RETRY;
+ *   - FAULT_FLAG_USER: from user mode, else a kernel access to a user
+ *     address (copy_to_user), which page_fault_kernel counts on x86.
+ * The flags are stable bits of enum fault_flag (include/linux/mm_types.h).
+ */
+#define MW_FAULT_FLAG_TRIED	(1U << 5)
+#define MW_FAULT_FLAG_USER	(1U << 6)
+
+/*
+ * The fault below the stack that grew it.  On this hook the VMA has grown
+ * already (lock_mm_and_find_vma() or the arch's expand_stack(), before
+ * handle_mm_fault()), where the tracepoints fire before: resolve_fault_vma()
+ * would not see the growth at the next look when that comes after the
+ * next fault (the per-task caches before 6.2), so it is noted here.
+ */
+static __noinline void mm_fault_stack(__u64 addr)
+{
+	struct task_struct *task = mw_current_task();
+	struct mw_cpu_fault *c = cpu_fault();
+	__u32 tgid = MW_LD(task, tgid);
+	struct mw_thread *t;
+	struct mw_proc *p;
+
+	if (!c || !c->traced || !cpu_fault_of(c, task, tgid))
+		return;
+	p = proc_at(c->pidx, tgid);
+	if (!p || (p->flags & MW_PROC_DEAD) ||
+	    MW_LD(task_mm(task), total_vm) == p->total_vm)
+		return;
+	if (!split_rss) {
+		note_vm_growth(p, tgid, &c->f);
+		return;
+	}
+	t = thread_get(task, false);
+	if (t && t->in_fault && t->f.addr == addr)
+		note_vm_growth(p, tgid, &t->f);
+}
+
+static __always_inline void on_mm_fault(void *ctx, struct vm_area_struct *vma, __u64 address,
+					__u32 flags, void *regs)
+{
+	struct mw_thread *t;
+
+	if (!regs || (flags & MW_FAULT_FLAG_TRIED))
+		return;
+	if (flags & MW_FAULT_FLAG_USER) {
+		on_fault(ctx, address, true);
+	} else {
+		t = thread_get(mw_current_task(), false);
+		if (t && t->walking)
+			return;
+		on_fault(ctx, address, false);
+	}
+	if ((BPF_CORE_READ(vma, vm_flags) & MW_VM_GROWSDOWN) &&
+	    BPF_CORE_READ(vma, vm_start) == (address & MW_PAGE_MASK))
+		mm_fault_stack(address);
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(mm_fault_fentry, struct vm_area_struct *vma, unsigned long address,
+	     unsigned int flags, struct pt_regs *regs)
+{
+	on_mm_fault(ctx, vma, address, flags, regs);
+	return 0;
+}
+
+SEC("kprobe/handle_mm_fault")
+int BPF_KPROBE(mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
+	       unsigned int flags, struct pt_regs *regs)
+{
+	on_mm_fault(ctx, vma, address, flags, regs);
+	return 0;
 }
 
 /*

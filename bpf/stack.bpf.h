@@ -59,6 +59,16 @@ static __always_inline __u64 leaf_caller(struct pt_regs *regs)
 	return word;
 }
 
+/*
+ * A stack copy that fails part-way is cut back to what can be read, found
+ * by bisection over lengths that end on a boundary of 4 KiB, the smallest
+ * page any architecture has: pages of 16 or 64 KiB end on such a boundary
+ * too.  A constant, not page_shift: with a shift the verifier only knows
+ * from .rodata, clang's code for the clamp below loses the bound on 6.1.
+ */
+#define MW_COPY_GRANULE_SHIFT	12
+#define MW_COPY_GRANULE		(1U << MW_COPY_GRANULE_SHIFT)
+
 /* Read n bytes of user stack at sp into copy[] (n at most MW_STACK_COPY_MAX). */
 static __always_inline bool copy_read(struct mw_stack_rec *rec, __u32 n, __u64 sp)
 {
@@ -112,34 +122,34 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 	}
 	/* Half full: the loader is behind (loading a big module's tables);
 	 * a short copy, marked, beats a lost record. */
-	if (len > MW_PAGE_SIZE &&
+	if (len > MW_COPY_GRANULE &&
 	    bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 2) {
-		len = MW_PAGE_SIZE;
+		len = MW_COPY_GRANULE;
 		flags = (flags & ~MW_COPY_TOP) | MW_COPY_PRESSURE;
 	}
 	if (len > MW_STACK_COPY_MAX)
 		len = MW_STACK_COPY_MAX;
 	if (!len || copy_read(rec, len, sp))
 		goto out;
-	/* Lengths that end on a page boundary: j = 1 + k is head + k pages
-	 * (k <= k_max), j = 0 nothing. */
+	/* Lengths that end on a granule boundary: j = 1 + k is head + k
+	 * granules (k <= k_max), j = 0 nothing. */
 	flags = (flags & ~MW_COPY_TOP) | MW_COPY_SHORT;
-	head = MW_PAGE_SIZE - (sp & (MW_PAGE_SIZE - 1));
+	head = MW_COPY_GRANULE - (sp & (MW_COPY_GRANULE - 1));
 	if (head > len)
 		head = len;
-	k_max = (len - head) >> page_shift;
+	k_max = (len - head) >> MW_COPY_GRANULE_SHIFT;
 	lo = 0;			/* reads of length j <= lo work */
 	hi = k_max + 2;		/* ... and j >= hi fail */
 	for (int i = 0; i < 6 && hi - lo > 1; i++) {
 		__u32 mid = (lo + hi) / 2;
 
-		last_ok = copy_read(rec, head + ((mid - 1) << page_shift), sp);
+		last_ok = copy_read(rec, head + ((mid - 1) << MW_COPY_GRANULE_SHIFT), sp);
 		if (last_ok)
 			lo = mid;
 		else
 			hi = mid;
 	}
-	len = lo ? head + ((lo - 1) << page_shift) : 0;
+	len = lo ? head + ((lo - 1) << MW_COPY_GRANULE_SHIFT) : 0;
 	if (len > MW_STACK_COPY_MAX)
 		len = MW_STACK_COPY_MAX;
 	if (len && !last_ok && !copy_read(rec, len, sp))

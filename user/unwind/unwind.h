@@ -39,7 +39,7 @@ uint32_t unwinder_run(struct mw_unwinder *u, const struct mw_stack_rec *rec, siz
 /* Unwinds so far and their cost (wall time in the unwinder). */
 struct mw_unwind_stats {
 	uint64_t stacks, frames, truncated, failed;
-	uint64_t pressure;	/* copies cut to a page by a half-full ring buffer */
+	uint64_t pressure;	/* copies cut to 4 KiB by a half-full ring buffer */
 	uint64_t ns, max_ns;
 	uint64_t median_ns, p90_ns;	/* of every unwind (the first in a module
 					 * reads its tables: the tail) */

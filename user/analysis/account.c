@@ -488,6 +488,7 @@ static void apply_xol(struct mw_account *a, const struct mw_op_rec *r)
 			a->phases.v[a->obs_phase].observer_vm = size;
 			at = &a->phases.v[a->obs_phase].start;
 		} else if (a->umark_kind == MW_MARK_ITER && a->phases.nit) {
+			a->phases.it[a->phases.nit - 1].observer_vm = size;
 			at = &a->phases.it[a->phases.nit - 1].start;
 		}
 		if (at) {

@@ -54,6 +54,8 @@ struct mw_phase {
 
 struct mw_iter {
 	struct mw_point start, end;
+	uint64_t observer_vm;	/* of start.vm: memwatch's [uprobes] page,
+				 * mapped by the hit that began the iteration */
 	bool open;
 };
 

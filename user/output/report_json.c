@@ -196,11 +196,12 @@ static json_t *phases_json(const struct mw_account *a)
 
 static json_t *iter_json(const struct mw_iter *it)
 {
-	return json_pack("{s:I, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}",
 			 "vm_delta_bytes", (json_int_t)((int64_t)it->end.vm - (int64_t)it->start.vm),
 			 "rss_delta_bytes", (json_int_t)(point_rss(&it->end) - point_rss(&it->start)),
 			 "faults", (json_int_t)(it->end.faults - it->start.faults),
-			 "duration_ns", (json_int_t)(it->end.ts - it->start.ts));
+			 "duration_ns", (json_int_t)(it->end.ts - it->start.ts),
+			 "observer_vm_bytes", (json_int_t)it->observer_vm);
 }
 
 static json_t *iterations_json(const struct mw_account *a)

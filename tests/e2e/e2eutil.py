@@ -60,6 +60,24 @@ def _release():
 SPLIT_RSS = _release() < (6, 2)
 
 
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def status_slack(counters):
+    """How far /proc/PID/status's RSS figures may stand from the truth on
+    6.2+: each of its counters is a percpu_counter read without summing the
+    CPUs' parts (percpu_counter_read_positive()), and each CPU holds back
+    less than percpu_counter_batch = max(32, 2 * CPUs) pages of it.  With 2
+    CPUs, 64 pages a counter: 256 KiB of 4 KiB pages, 1 MiB of 16 KiB ones,
+    past the brief's 256 KiB.  VmRSS and VmHWM sum @counters of them.
+    memwatch sums the parts (exact, as smaps); before 6.2 status_lag()
+    covers the per-task caches instead."""
+    if SPLIT_RSS:
+        return 0
+    n = os.cpu_count() or 1
+    return counters * n * max(32, 2 * n) * PAGE
+
+
 def smaps_vmas(path):
     """The VMAs of a copy of /proc/PID/smaps (or maps: rss 0), each as
     {start, end, perms, path, rss} with rss in bytes."""

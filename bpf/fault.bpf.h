@@ -287,17 +287,37 @@ static __noinline void mm_fault_stack(__u64 addr)
 		note_vm_growth(p, tgid, &t->f);
 }
 
+/*
+ * The same fault once more.  Since 6.4 the arch handler first tries under
+ * the VMA's own lock (FAULT_FLAG_VMA_LOCK); where that gives up
+ * (VM_FAULT_RETRY: a shmem or file page it must wait for, an anon_vma to
+ * set up) it takes mmap_lock and calls handle_mm_fault() again, without
+ * FAULT_FLAG_TRIED.  mm_account_fault() does not count an attempt that
+ * returned VM_FAULT_RETRY, so the task's count has not moved since this
+ * CPU noted its fault at the same address: it is one fault (shm/cmd on
+ * arm64 16k counted 2852 for the kernel's 2630 before this).
+ */
+static __always_inline bool mm_fault_again(struct mw_cpu_fault *c, struct task_struct *task,
+					   __u64 addr)
+{
+	return c && c->task == (__u64)task && c->f.addr == addr &&
+	       c->f.flt == task_faults_done(task);
+}
+
 static __always_inline void on_mm_fault(void *ctx, struct vm_area_struct *vma, __u64 address,
 					__u32 flags, void *regs)
 {
+	struct task_struct *task = mw_current_task();
 	struct mw_thread *t;
 
 	if (!regs || (flags & MW_FAULT_FLAG_TRIED))
 		return;
-	if (flags & MW_FAULT_FLAG_USER) {
+	if (mm_fault_again(cpu_fault(), task, address)) {
+		/* nothing new: counted, its VMA found at its RSS change */
+	} else if (flags & MW_FAULT_FLAG_USER) {
 		on_fault(ctx, address, true);
 	} else {
-		t = thread_get(mw_current_task(), false);
+		t = thread_get(task, false);
 		if (t && t->walking)
 			return;
 		on_fault(ctx, address, false);

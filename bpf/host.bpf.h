@@ -297,18 +297,26 @@ int BPF_PROG(host_fault_kernel, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
-/* Without the exceptions tracepoints (fault.bpf.h: on_mm_fault). */
-static __always_inline void host_mm_fault(__u32 flags, void *regs)
+/* Without the exceptions tracepoints (fault.bpf.h: on_mm_fault), each
+ * fault once: not its retries, nor its second attempt after the per-VMA
+ * lock's (mm_fault_again()). */
+static __always_inline void host_mm_fault(__u64 address, __u32 flags, void *regs)
 {
-	if (regs && !(flags & MW_FAULT_FLAG_TRIED))
-		host_fault();
+	struct task_struct *task = mw_current_task();
+	struct mw_cpu_fault *c = cpu_fault();
+
+	if (!c || !regs || (flags & MW_FAULT_FLAG_TRIED) || mm_fault_again(c, task, address))
+		return;
+	host_fault();
+	c->f.addr = address;
+	c->f.flt = task_faults_done(task);
 }
 
 SEC("fentry/handle_mm_fault")
 int BPF_PROG(host_mm_fault_fentry, struct vm_area_struct *vma, unsigned long address,
 	     unsigned int flags, struct pt_regs *regs)
 {
-	host_mm_fault(flags, regs);
+	host_mm_fault(address, flags, regs);
 	return 0;
 }
 
@@ -316,7 +324,7 @@ SEC("kprobe/handle_mm_fault")
 int BPF_KPROBE(host_mm_fault_kprobe, struct vm_area_struct *vma, unsigned long address,
 	       unsigned int flags, struct pt_regs *regs)
 {
-	host_mm_fault(flags, regs);
+	host_mm_fault(address, flags, regs);
 	return 0;
 }
 

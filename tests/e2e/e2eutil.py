@@ -63,6 +63,19 @@ SPLIT_RSS = _release() < (6, 2)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _pmd_size():
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 2 * MIB
+
+
+# A huge page (PMD): what one write can make resident under THP "always",
+# 2 MiB with 4 KiB pages, 32 MiB with 16 KiB, 512 MiB with 64 KiB.
+PMD = _pmd_size()
+
+
 def status_slack(counters):
     """How far /proc/PID/status's RSS figures may stand from the truth on
     6.2+: each of its counters is a percpu_counter read without summing the

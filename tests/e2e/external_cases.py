@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from e2eutil import (ATTACH_S, KIB, MIB, SPLIT_RSS, _release, parse_status, rss_tol,
+from e2eutil import (ATTACH_S, KIB, MIB, PMD, SPLIT_RSS, _release, parse_status, rss_tol,
                      smaps_rss, smaps_vmas, status_lag, wait_for)
 
 MADV_WILLNEED = 3
@@ -144,13 +144,13 @@ def act_collapse(wl, pid, a):
     time.sleep(0.1)
     if smaps_field(pid, a["thp"], "AnonHugePages"):
         return None, "khugepaged collapsed it first"
-    return poke(wl, "madvise", pid, "%x" % a["thp"], 2 * MIB, MADV_COLLAPSE)
+    return poke(wl, "madvise", pid, "%x" % a["thp"], PMD, MADV_COLLAPSE)
 
 
 def act_khugepaged(wl, pid, a):
     os.kill(pid, signal.SIGUSR1)
-    done = wait_for(lambda: (smaps_field(pid, a["thp"], "AnonHugePages") or 0) >= 2 * MIB, 60)
-    return bool(done), "khugepaged collapsed the 2 MiB" if done else "no collapse in 60 s"
+    done = wait_for(lambda: (smaps_field(pid, a["thp"], "AnonHugePages") or 0) >= PMD, 60)
+    return bool(done), "khugepaged collapsed a huge page" if done else "no collapse in 60 s"
 
 
 # name, action, the mapping it changes, how RSS changes (+1 grows, -1

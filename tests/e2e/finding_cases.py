@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import tempfile
 
-from e2eutil import (KIB, MIB, SPLIT_RSS, parse_status, rss_tol, smaps_rss, smaps_vmas,  # noqa: E402
+from e2eutil import (KIB, MIB, PAGE, PMD, SPLIT_RSS, parse_status, rss_tol, smaps_rss, smaps_vmas,  # noqa: E402
                      status_slack)
 
 # Faults a checkpoint or a marker may add around an iteration's edges.
@@ -235,6 +235,10 @@ def trimmed_case(c, mw, wl, tmp):
 
 # ---- reserved, never touched --------------------------------------------------------
 
+# findings.c sparse: 128 MiB, or 8 huge pages where those are larger.
+SPARSE = max(128 * MIB, 8 * PMD)
+
+
 def reserve_case(c, mw, wl, tmp, mode, size):
     s, t, _ = record(c, mode, mw, [os.path.join(wl, "findings"), mode], ["--stacks"], tmp)
     if not s:
@@ -362,11 +366,13 @@ def phases_case(c, mw, wl, tmp):
 
 def threshold_case(c, mw, wl, tmp):
     """A threshold set high silences its detector, live and in the report."""
+    high = 2 * SPARSE >> 20
     s, _, _ = record(c, "threshold", mw, [os.path.join(wl, "findings"), "sparse"],
-                     ["--threshold", "sparse-bytes=256M"], tmp)
+                     ["--threshold", f"sparse-bytes={high}M"], tmp)
     if s:
         c.check(finding(s, "reserved_never_touched") is None,
-                f"threshold: sparse-bytes=256M silences the 128 MiB reservation ({kinds(s)})")
+                f"threshold: sparse-bytes={high}M silences the {SPARSE >> 20} MiB reservation "
+                f"({kinds(s)})")
     p = subprocess.run([mw, "-q", "--threshold", "nosuch=1", "--", "/bin/true"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     c.eq(p.returncode, 2, "threshold: an unknown name is a usage error")
@@ -437,10 +443,10 @@ CASES = [
     ("firsttouch", firsttouch_case),
     ("kept", kept_case),
     ("trimmed", trimmed_case),
-    ("sparse", lambda c, mw, wl, tmp: reserve_case(c, mw, wl, tmp, "sparse", 128 * MIB)),
+    ("sparse", lambda c, mw, wl, tmp: reserve_case(c, mw, wl, tmp, "sparse", SPARSE)),
     ("dense", lambda c, mw, wl, tmp: reserve_case(c, mw, wl, tmp, "dense", 32 * MIB)),
     ("waste", lambda c, mw, wl, tmp: waste_case(c, mw, wl, tmp, "waste", 64 * KIB)),
-    ("exact", lambda c, mw, wl, tmp: waste_case(c, mw, wl, tmp, "exact", 8 * KIB)),
+    ("exact", lambda c, mw, wl, tmp: waste_case(c, mw, wl, tmp, "exact", 2 * PAGE)),
     ("leak", lambda c, mw, wl, tmp: leak_case(c, mw, wl, tmp, True)),
     ("noleak", lambda c, mw, wl, tmp: leak_case(c, mw, wl, tmp, False)),
     ("demo", demo_case),

@@ -1,6 +1,6 @@
 """The observer's own page (issue 14): a uprobe hit that cannot emulate the
 probed instruction steps it out of line, and the first such hit in a process
-makes the kernel map its [uprobes] page (4 KiB) right after memwatch's
+makes the kernel map its [uprobes] page (a page) right after memwatch's
 marker has run.  A phase begun by that hit must start at the VmSize the
 program sees as its first act (workloads/xol: each probed function reads
 /proc/self/status first), and the page is memwatch's own (JSON "observer"),
@@ -16,7 +16,7 @@ import os
 import subprocess
 import tempfile
 
-from e2eutil import KIB
+from e2eutil import KIB, PAGE
 
 CASES = [
     # name, the calls the program makes, the --phase-at functions
@@ -59,9 +59,9 @@ def run_one(c, mw, wl, name, calls, specs):
         c.check(obs is None, f"{name}: no [uprobes] page in the program's maps, none "
                 f"reported as memwatch's ({obs})")
     else:
-        c.check(obs is not None and obs["vm_bytes"] == 4 * KIB and
+        c.check(obs is not None and obs["vm_bytes"] == PAGE and
                 obs["phase"] == phases[mapped_at]["name"] and
-                phases[mapped_at]["observer_vm_bytes"] == 4 * KIB,
+                phases[mapped_at]["observer_vm_bytes"] == PAGE,
                 f"{name}: the [uprobes] page is memwatch's own, counted in the boundary "
                 f"of call {mapped_at + 1} ({obs})")
     grew = [(ph["name"], m["path"]) for ph in s["phases"] for m in ph["top_mappings"]

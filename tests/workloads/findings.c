@@ -25,13 +25,15 @@
  *              trim: RSS stays.
  *   trimmed    the same without the small block: once the blocks are free
  *              the top is free, glibc trims the heap and RSS goes.
- *   sparse     "mapped": a 128 MiB MAP_NORESERVE mapping with its first 4 MiB
+ *   sparse     "mapped": a 128 MiB MAP_NORESERVE mapping (8 huge pages if
+ *              larger: 256 MiB with 16 KiB pages) with its first 4 MiB
  *              written, kept to the end.
  *   dense      "mapped": a 32 MiB mapping, all written.
  *   waste      "mapped": 64 tensors of 5000 bytes, each rounded up by the
  *              program to 64 KiB and mapped MAP_SHARED (no merging) by
  *              alloc_tensor(), 5000 bytes written (2 pages).
- *   exact      "mapped": 64 buffers of 8 KiB mapped the same way, all written.
+ *   exact      "mapped": 64 buffers of 2 pages (8 KiB with 4 KiB pages) mapped
+ *              the same way, all written.
  *   grow       host-wide: every 100 ms for N steps, map and write 2 MiB more
  *              (checkpoint "s<k>" after each), then hold for 1 s.
  *   steady     host-wide: 8 MiB written at start, then 3 s doing nothing.
@@ -40,9 +42,11 @@
  *   nospike    host-wide: 8 MiB written, held until exit.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "ckpt.h"
 #include "../../include/memwatch.h"
@@ -148,13 +152,30 @@ MW_PROBE_FN char *alloc_tensor(size_t bytes, size_t align)
 
 static int tensors(int waste)
 {
-	for (int i = 0; i < TENSORS; i++) {
-		char *t = waste ? alloc_tensor(TENSOR_REQ, TENSOR_ALIGN) : alloc_tensor(KIB(8), PAGE_SZ);
+	size_t exact = 2 * (size_t)sysconf(_SC_PAGESIZE);	/* no rounding at all */
 
-		memset(t, 1, waste ? TENSOR_REQ : KIB(8));
+	for (int i = 0; i < TENSORS; i++) {
+		char *t = waste ? alloc_tensor(TENSOR_REQ, TENSOR_ALIGN) : alloc_tensor(exact, PAGE_SZ);
+
+		memset(t, 1, waste ? TENSOR_REQ : exact);
 	}
 	ckpt("mapped");
 	ckpt_exit(0);
+}
+
+/* A PMD: what one write can make resident under THP "always" (2 MiB with
+ * 4 KiB pages, 32 MiB with 16 KiB, 512 MiB with 64 KiB). */
+static size_t pmd_size(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : MIB(2);
 }
 
 static int reserve(size_t size, size_t written)
@@ -212,7 +233,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "waste") || !strcmp(mode, "exact"))
 		return tensors(!strcmp(mode, "waste"));
 	if (!strcmp(mode, "sparse"))
-		return reserve(MIB(128), MIB(4));
+		/* Sparse whatever a huge page is: at least 8 of them. */
+		return reserve(MIB(128) > 8 * pmd_size() ? MIB(128) : 8 * pmd_size(), MIB(4));
 	if (!strcmp(mode, "dense"))
 		return reserve(MIB(32), MIB(32));
 	if (!strcmp(mode, "grow") || !strcmp(mode, "steady") || !strcmp(mode, "spike") ||

@@ -5,7 +5,8 @@
  * Maps, then never touches memory again:
  *   file  the file given, 4 MiB, private read-only, every page read
  *   poke  4 MiB of private anon memory, untouched
- *   thp   4 MiB of private anon memory at a 2 MiB boundary, its first 64
+ *   thp   two huge pages of private anon memory (4 MiB with 4 KiB pages,
+ *         64 MiB with 16 KiB ones) at a huge page's boundary, its first 64
  *         pages touched as small pages (MADV_NOHUGEPAGE, whatever the THP
  *         mode); SIGUSR1 makes it MADV_HUGEPAGE, which khugepaged or
  *         another process's MADV_COLLAPSE may then collapse
@@ -21,18 +22,32 @@
 #include <unistd.h>
 
 #define MIB(x)	((size_t)(x) << 20)
-#define PAGE	4096UL
 
 static char *thp;
+static size_t pmd;	/* a huge page: 2 MiB with 4 KiB pages, 32 MiB with 16 KiB */
 
 static void hugepage(int sig)
 {
-	madvise(thp, MIB(4), MADV_HUGEPAGE);
+	madvise(thp, 2 * pmd, MADV_HUGEPAGE);
+}
+
+static size_t pmd_size(void)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
+	unsigned long v = 0;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : MIB(2);
 }
 
 int main(int argc, char **argv)
 {
 	volatile unsigned long sum = 0;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	char *file, *poke, *raw;
 	int fd;
 
@@ -47,22 +62,23 @@ int main(int argc, char **argv)
 	}
 	file = mmap(NULL, MIB(4), PROT_READ, MAP_PRIVATE, fd, 0);
 	poke = mmap(NULL, MIB(4), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	raw = mmap(NULL, MIB(8), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pmd = pmd_size();
+	raw = mmap(NULL, 4 * pmd, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (file == MAP_FAILED || poke == MAP_FAILED || raw == MAP_FAILED) {
 		perror("mmap");
 		return 1;
 	}
 	close(fd);
-	for (size_t i = 0; i < MIB(4); i += PAGE)
+	for (size_t i = 0; i < MIB(4); i += page)
 		sum += file[i];
-	/* 4 MiB at a 2 MiB boundary; the rest goes back. */
-	thp = (char *)(((uintptr_t)raw + MIB(2) - 1) & ~(MIB(2) - 1));
+	/* Two huge pages at a huge page's boundary; the rest goes back. */
+	thp = (char *)(((uintptr_t)raw + pmd - 1) & ~(pmd - 1));
 	if (thp > raw)
 		munmap(raw, thp - raw);
-	munmap(thp + MIB(4), raw + MIB(8) - (thp + MIB(4)));
-	madvise(thp, MIB(4), MADV_NOHUGEPAGE);	/* small pages, whatever the THP mode */
+	munmap(thp + 2 * pmd, raw + 4 * pmd - (thp + 2 * pmd));
+	madvise(thp, 2 * pmd, MADV_NOHUGEPAGE);	/* small pages, whatever the THP mode */
 	for (size_t i = 0; i < 64; i++)
-		thp[i * PAGE] = 1;
+		thp[i * page] = 1;
 	signal(SIGUSR1, hugepage);
 	printf("file=%p poke=%p thp=%p\n", (void *)file, (void *)poke, (void *)thp);
 	fflush(stdout);

@@ -9,11 +9,18 @@
 #                   KERNELS="6.1.0-47-amd64 host:always" for some,
 #                   KERNEL_SUITE=full for the whole suites: tests/kernels/)
 #   make vmlinux    regenerate vmlinux/<arch>/vmlinux.h from this kernel's BTF
+#                   (make ARCH=arm64 vmlinux: from Debian's arm64 kernel
+#                   package, scripts/vmlinux-from-deb)
+#   make ARCH=arm64 the arm64 cross build (scripts/setup-arm64.sh) in
+#                   build/arm64/: build/arm64/memwatch, its workloads and unit
+#                   tests; there `make ARCH=arm64 unit|test|e2e|demo` run in an
+#                   arm64 guest under qemu (ARM64_KERNEL, tests/kernels/vm)
 #   make install    the binary, memwatch(8), bash completion, the unit and the
 #                   Prometheus/Grafana examples (PREFIX=/usr/local, DESTDIR);
 #                   make uninstall removes them
 #   make deb        build/pkg/memwatch_*.deb (dpkg-buildpackage on a copy of
-#                   the tree: debian/, tests/package/build-deb)
+#                   the tree: debian/, tests/package/build-deb; ARCH=arm64:
+#                   build/pkg-arm64/, cross-built)
 #   make test-package  the .deb (lintian, contents, Depends, the demo from a
 #                   dpkg -x root), make install/uninstall, bash completion
 #   make test-systemd  the packaged unit under systemd as PID 1, in a 6.1
@@ -23,12 +30,42 @@
 # shared by both sides) rebuilds exactly what includes it.
 
 ARCH_UNAME := $(shell uname -m)
-ARCH := $(if $(filter x86_64,$(ARCH_UNAME)),x86,$(if $(filter aarch64,$(ARCH_UNAME)),arm64,$(ARCH_UNAME)))
+HOST_ARCH := $(if $(filter x86_64,$(ARCH_UNAME)),x86,$(if $(filter aarch64,$(ARCH_UNAME)),arm64,$(ARCH_UNAME)))
+# make ARCH=arm64 on another machine: a cross build in build/arm64/ (the
+# loader is build/arm64/memwatch), with CROSS_COMPILE's compilers and strip.
+ARCH := $(HOST_ARCH)
 
 CLANG     ?= clang
 BPFTOOL   ?= bpftool
 CC        ?= cc
 BUILD     := build
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,$(if $(filter x86,$(ARCH)),x86_64-linux-gnu-))
+BUILD     := build/$(ARCH)
+# make's own defaults (cc, g++, ar) give way; ones set by hand do not.
+ifeq ($(origin CC),default)
+CC        := $(CROSS_COMPILE)gcc
+endif
+ifeq ($(origin CXX),default)
+CXX       := $(CROSS_COMPILE)g++
+endif
+ifeq ($(origin AR),default)
+AR        := $(CROSS_COMPILE)ar
+endif
+HOSTCC    ?= cc
+# The arm64 guest that runs what the cross build built (make ARCH=arm64 unit),
+# without what its root leaves out (tests/kernels/quick says why): the
+# real-runtime suite, PyTorch and Chromium.
+ARM64_KERNEL ?= 6.12.95+deb12-arm64
+IN_GUEST  := tests/kernels/vm run $(ARM64_KERNEL) --timeout 3600 -- \
+	     MW_REALWORLD=0 MW_E2E_TORCH=0 MW_E2E_RENDER=0
+MW_BIN    := $(BUILD)/memwatch
+else
+HOSTCC    ?= $(CC)
+IN_GUEST  :=
+MW_BIN    := memwatch
+endif
+STRIP     ?= $(CROSS_COMPILE)strip
 VMLINUX_H := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS    ?= -O2 -g
@@ -73,6 +110,10 @@ WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildca
 .PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
 	test-kernels install uninstall deb test-package test-systemd FORCE
 all: memwatch workloads
+# A cross build's tests run elsewhere (an arm64 guest): build them too.
+ifneq ($(ARCH),$(HOST_ARCH))
+all: $(UNIT_BINS)
+endif
 
 $(BUILD)/memwatch.bpf.o: bpf/memwatch.bpf.c $(VMLINUX_H) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -94,14 +135,15 @@ $(BUILD)/memwatch_compat.skel.h: $(BUILD)/memwatch.compat.bpf.o $(BUILD)/memwatc
 
 # --python: CPython 3.11's layout, from python3.11-dev's internal headers
 # (scripts/py311-offsets.c).  Without them the header says MW_PY311 0 and
-# Python frames are off.
+# Python frames are off.  The program runs here, so a cross build compiles
+# it with HOSTCC: arm64's offsets are x86-64's (both LP64).
 PY311_INC ?= /usr/include/python3.11
 PY311_HDRS := $(wildcard $(PY311_INC)/internal/pycore_frame.h $(PY311_INC)/internal/pycore_code.h \
 		$(PY311_INC)/internal/pycore_interp.h $(PY311_INC)/internal/pycore_runtime.h \
 		$(PY311_INC)/cpython/pystate.h $(PY311_INC)/cpython/code.h $(PY311_INC)/patchlevel.h)
 $(BUILD)/py311_offsets.h: scripts/py311-offsets.c $(PY311_HDRS) | $(BUILD)
 	@if [ -f $(PY311_INC)/internal/pycore_frame.h ]; then \
-		$(CC) -I$(PY311_INC) $< -o $(BUILD)/py311-offsets && $(BUILD)/py311-offsets >$@.tmp; \
+		$(HOSTCC) -I$(PY311_INC) $< -o $(BUILD)/py311-offsets && $(BUILD)/py311-offsets >$@.tmp; \
 	else \
 		echo "no $(PY311_INC)/internal/pycore_frame.h (python3.11-dev): --python is off" >&2; \
 		printf '#define MW_PY311 0\n' >$@.tmp; \
@@ -124,8 +166,12 @@ $(BUILD)/user/%.o: user/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-memwatch: $(USER_OBJS)
+$(MW_BIN): $(USER_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+ifneq ($(MW_BIN),memwatch)
+.PHONY: memwatch
+memwatch: $(MW_BIN)
+endif
 
 # The loader built with ASan and UBSan, in its own tree, for the sanitized
 # end-to-end run (make test-asan).
@@ -160,17 +206,17 @@ $(BUILD)/workloads/%: tests/workloads/%.cc $(BUILD)/workloads/ckpt.o | $(BUILD)/
 
 # --stacks on a binary without symbols: call sites fall back to binary+offset.
 $(BUILD)/workloads/stacks-stripped: $(BUILD)/workloads/stacks
-	strip -o $@ $<
+	$(STRIP) -o $@ $<
 
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c | $(BUILD)/workloads
 	$(CC) -O1 -g -Wall -shared -fPIC -DMWLIB_SO $< -o $@
 
 # tests/package/man-options: the man page and --help name the same options.
 unit: $(UNIT_BINS) memwatch
-	@tests/run-unit $(UNIT_BINS) tests/package/man-options
+	@$(IN_GUEST) tests/run-unit $(UNIT_BINS) tests/package/man-options
 
 e2e: memwatch workloads
-	@tests/e2e/run
+	@$(IN_GUEST) tests/e2e/run
 
 # The end-to-end and robustness suites against the sanitized loader: any
 # ASan/UBSan report makes memwatch exit non-zero, which the checks see.
@@ -181,15 +227,21 @@ test-asan: $(ASAN_BIN) workloads
 
 # The README's test command: unit tests, then end-to-end and robustness tests as root.
 test: memwatch workloads $(UNIT_BINS)
-	@tests/run-all $(UNIT_BINS) tests/package/man-options
+	@$(IN_GUEST) tests/run-all $(UNIT_BINS) tests/package/man-options
 
 # The kernel matrix (tests/kernels/run): each kernel of tests/kernels/kernels.list
 # booted under qemu with this machine's root filesystem, with the suite its
 # TESTS column names (KERNEL_SUITE=quick|full for all), plus host:always.
+# Its arm64 kernels run the arm64 cross build (make ARCH=arm64).
 KERNELS ?=
 KERNEL_SUITE ?=
-test-kernels: memwatch workloads
+KERNELS_ARM64 := $(if $(KERNELS),$(findstring -arm64,$(KERNELS)),$(shell grep -q '^[^#]*-arm64' tests/kernels/kernels.list && echo arm64))
+test-kernels: memwatch workloads $(if $(KERNELS_ARM64),arm64-build)
 	@tests/kernels/run $(if $(KERNEL_SUITE),--suite $(KERNEL_SUITE)) $(KERNELS)
+
+.PHONY: arm64-build
+arm64-build:
+	$(MAKE) --no-print-directory ARCH=arm64 all
 
 # scripts/bench's "floor" peer: empty programs on memwatch's per-event
 # tracepoints (scripts/bench/run builds it).
@@ -222,7 +274,7 @@ MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/memwatch
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?=
-MEMWATCH   ?= memwatch
+MEMWATCH   ?= $(MW_BIN)
 UNIT_DIR   := $(or $(SYSTEMDUNITDIR),$(DATADIR))
 INSTALLED  := $(SBINDIR)/memwatch $(MANDIR)/man8/memwatch.8 $(COMPLETIONDIR)/memwatch \
 	      $(UNIT_DIR)/memwatch.service $(DATADIR)/prometheus.yml \
@@ -243,11 +295,15 @@ uninstall:
 	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 
 # The Debian package, built from a copy of the tree as from a clean clone.
+# make deb ARCH=arm64: the arm64 package, cross-built (build/pkg-arm64/);
+# make test-package ARCH=arm64 checks it here and installs it in an arm64
+# guest (tests/package/run --arch arm64).
+DEB_ARCH := $(if $(filter arm64,$(ARCH)),arm64,amd64)
 deb:
-	@tests/package/build-deb >/dev/null
+	@tests/package/build-deb $(DEB_ARCH) >/dev/null
 
 test-package: memwatch workloads deb
-	@tests/package/run
+	@tests/package/run --arch $(DEB_ARCH)
 
 # The packaged unit under systemd 252 as PID 1, in Debian 12's kernel under
 # qemu (tests/kernels/vm run --systemd): start, /metrics and promtool, stop,
@@ -256,17 +312,23 @@ test-systemd: deb
 	@tests/package/systemd
 
 demo: memwatch workloads
-	./memwatch -- $(BUILD)/workloads/demo
+	$(IN_GUEST) ./memwatch -- $(BUILD)/workloads/demo
 
+# Another architecture's: the BTF in Debian's kernel package (its Image).
+VMLINUX_KERNEL ?= 6.12.95+deb12-arm64
 vmlinux:
 	mkdir -p vmlinux/$(ARCH)
+ifeq ($(ARCH),$(HOST_ARCH))
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H).tmp
+else
+	scripts/vmlinux-from-deb $(VMLINUX_KERNEL) > $(VMLINUX_H).tmp
+endif
 	mv $(VMLINUX_H).tmp $(VMLINUX_H)
 
 $(BUILD) $(BUILD)/tests/unit $(BUILD)/workloads $(BUILD)/bench:
 	mkdir -p $@
 
 clean:
-	rm -rf $(BUILD) memwatch
+	rm -rf $(BUILD) $(MW_BIN)
 
 -include $(wildcard $(BUILD)/*.d $(USER_OBJS:.o=.d) $(BUILD)/tests/unit/*.d $(BUILD)/workloads/*.d)

@@ -4,8 +4,20 @@
 # setup.sh — install what memwatch needs to build, run and test, from
 # Debian's packages (Debian 12 or later; Ubuntu 22.04+ has the same names).
 # Run as root.  Installs nothing that is already there.
+#
+#   scripts/setup.sh [--arm64]
+#
+# --arm64: then scripts/setup-arm64.sh too, for the arm64 cross build
+# (make ARCH=arm64) and the arm64 kernels of make test-kernels.
 
 set -euo pipefail
+
+arm64=
+case ${1:-} in
+--arm64) arm64=1 ;;
+"") ;;
+*) echo "setup.sh: usage: scripts/setup.sh [--arm64]" >&2; exit 2 ;;
+esac
 
 if [[ $(id -u) -ne 0 ]]; then
 	echo "setup.sh: run as root: sudo ./scripts/setup.sh" >&2
@@ -63,5 +75,8 @@ fi
 if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 	echo "setup.sh: warning: this kernel has no BTF (/sys/kernel/btf/vmlinux);" \
 	     "memwatch needs CONFIG_DEBUG_INFO_BTF=y" >&2
+fi
+if [[ -n $arm64 ]]; then
+	"$(dirname "$0")/setup-arm64.sh"
 fi
 echo "setup.sh: ready (kernel $(uname -r))"

@@ -1431,7 +1431,9 @@ TEST(live_pagemap_zero_page)
  * huge pages and a small one, faulted in right after it freed its own. */
 TEST(live_pagemap_probe_frees_nothing_we_count)
 {
-	uint64_t ps = page_size(), huge = ps * 512, anon, file;
+	/* A PMD: a page table is a page of 8-byte entries (2 MiB with 4 KiB
+	 * pages, 32 MiB with 16 KiB). */
+	uint64_t ps = page_size(), huge = ps * (ps / 8), anon, file;
 	char *p, *h;
 	int64_t want;
 

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "pmd.h"
 #include "../../include/memwatch.h"
 
 #define CHUNK_SZ	MIB(40)
@@ -161,21 +162,6 @@ static int tensors(int waste)
 	}
 	ckpt("mapped");
 	ckpt_exit(0);
-}
-
-/* A PMD: what one write can make resident under THP "always" (2 MiB with
- * 4 KiB pages, 32 MiB with 16 KiB, 512 MiB with 64 KiB). */
-static size_t pmd_size(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
-	unsigned long v = 0;
-
-	if (f) {
-		if (fscanf(f, "%lu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v ? v : MIB(2);
 }
 
 static int reserve(size_t size, size_t written)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include "pmd.h"
 
 #define MIB(x)	((size_t)(x) << 20)
 
@@ -29,19 +30,6 @@ static size_t pmd;	/* a huge page: 2 MiB with 4 KiB pages, 32 MiB with 16 KiB */
 static void hugepage(int sig)
 {
 	madvise(thp, 2 * pmd, MADV_HUGEPAGE);
-}
-
-static size_t pmd_size(void)
-{
-	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re");
-	unsigned long v = 0;
-
-	if (f) {
-		if (fscanf(f, "%lu", &v) != 1)
-			v = 0;
-		fclose(f);
-	}
-	return v ? v : MIB(2);
 }
 
 int main(int argc, char **argv)

@@ -132,7 +132,7 @@ def check_script(c, mw, d, what, name, src, size, func, caller):
     st = m.get("stack", [])
     c.check(want in st, f"{what}: the {size >> 20} MiB mapping's stack has '{want}' ({st})")
     c.check(want in st and want_caller in st and st.index(want_caller) == st.index(want) + 1,
-            f"{what}: then its caller '{want_caller}'")
+            f"{what}: then its caller '{want_caller}' ({st})")
     text = p.stdout.decode()
     sites = text[text.find("Call sites"):]
     c.check(want in sites, f"{what}: the text report's call sites name '{want}'")

@@ -241,7 +241,7 @@ test-kernels: memwatch workloads $(if $(KERNELS_ARM64),arm64-build)
 
 .PHONY: arm64-build test-recording-arch
 arm64-build:
-	$(MAKE) --no-print-directory ARCH=arm64 all
+	$(MAKE) --no-print-directory -j$(shell nproc) ARCH=arm64 all
 
 # A recording made here reported in an arm64 16k guest and the reverse:
 # the same numbers (tests/kernels/recording-arch; root, about 30 s).

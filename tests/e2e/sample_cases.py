@@ -46,7 +46,10 @@ def on_time(c, mw):
     c.eq(p.returncode, 0, "--stacks -i: exit status (python3-numpy installed?)")
     ts = [o["ts_ns"] for o in map(json.loads, open(out)) if o["type"] == "sample"]
     gap = max((b - a for a, b in zip(ts, ts[1:])), default=0) / 1e9
-    c.check(len(ts) >= 3 and gap <= 0.25,
+    # Under TCG (MW_TIME_SCALE: the kernel matrix) another guest shares the
+    # CPUs: 0.31 and 0.41 s gaps on 6.1-amd64 beside an arm64 guest.
+    most = 0.25 * float(os.environ.get("MW_TIME_SCALE", "1"))
+    c.check(len(ts) >= 3 and gap <= most,
             f"--stacks: samples every 0.05 s while symbolising ({len(ts)} samples, "
-            f"largest gap {gap:.3f} s, at most 0.25)")
+            f"largest gap {gap:.3f} s, at most {most:.2f})")
     subprocess.run(["rm", "-rf", d])

@@ -96,7 +96,10 @@ def exact_with(c, mw, disable, modes):
     os.environ["MEMWATCH_DISABLE"] = disable
     try:
         for mode in modes:
+            before = getattr(c, "case_failed", 0)
             h.run_case(c, mw, "anon", ["anon"], mode, True)
+            if getattr(c, "case_failed", 0) != before:
+                print(f"    (the failures above: {disable} off, anon/{mode})")
     finally:
         if old is None:
             del os.environ["MEMWATCH_DISABLE"]

@@ -165,21 +165,23 @@ int BPF_PROG(page_fault_user, unsigned long address, struct pt_regs *regs,
 }
 
 /* Kernel-mode faults on user addresses: read() into an untouched buffer,
- * copy_to_user in general.  They change RSS like any other fault. */
+ * copy_to_user in general.  They change RSS like any other fault.  Our own
+ * reads of a thread's user stack (--stacks) may fault; they are not the
+ * process's, and must not replace the fault it is in. */
+static __always_inline void on_kernel_fault(void *ctx, __u64 addr)
+{
+	struct mw_thread *t = thread_get(mw_current_task(), false);
+
+	if (!t || !t->walking)
+		on_fault(ctx, addr, false);
+}
+
 SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(page_fault_kernel, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	struct mw_thread *t;
-
-	if (!mw_user_addr(address))
-		return 0;
-	/* Our own reads of a thread's user stack (--stacks) may fault; they
-	 * are not the process's, and must not replace the fault it is in. */
-	t = thread_get(mw_current_task(), false);
-	if (t && t->walking)
-		return 0;
-	on_fault(ctx, address, false);
+	if (mw_user_addr(address))
+		on_kernel_fault(ctx, address);
 	return 0;
 }
 
@@ -307,20 +309,15 @@ static __always_inline bool mm_fault_again(struct mw_cpu_fault *c, struct task_s
 static __always_inline void on_mm_fault(void *ctx, struct vm_area_struct *vma, __u64 address,
 					__u32 flags, void *regs)
 {
-	struct task_struct *task = mw_current_task();
-	struct mw_thread *t;
-
 	if (!regs || (flags & MW_FAULT_FLAG_TRIED))
 		return;
-	if (mm_fault_again(cpu_fault(), task, address)) {
-		/* nothing new: counted, its VMA found at its RSS change */
-	} else if (flags & MW_FAULT_FLAG_USER) {
-		on_fault(ctx, address, true);
-	} else {
-		t = thread_get(task, false);
-		if (t && t->walking)
-			return;
-		on_fault(ctx, address, false);
+	/* Nothing new when it is the same fault again: counted, its VMA
+	 * found at its RSS change. */
+	if (!mm_fault_again(cpu_fault(), mw_current_task(), address)) {
+		if (flags & MW_FAULT_FLAG_USER)
+			on_fault(ctx, address, true);
+		else
+			on_kernel_fault(ctx, address);
 	}
 	if ((BPF_CORE_READ(vma, vm_flags) & MW_VM_GROWSDOWN) &&
 	    BPF_CORE_READ(vma, vm_start) == (address & MW_PAGE_MASK))

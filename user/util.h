@@ -62,6 +62,11 @@ static inline int64_t mw_page_floor(int64_t bytes)
 
 	return bytes >= 0 ? bytes & ~m : -(-bytes & ~m);
 }
+/* Whole pages that hold bytes (>= 0), rounded up. */
+static inline int64_t mw_page_ceil(int64_t bytes)
+{
+	return mw_page_floor(bytes + (int64_t)mw_page_size() - 1);
+}
 /* Set it from a page size in bytes: 0, or -1 (unchanged) for one that is
  * not a power of two from 4 KiB to 1 MiB. */
 int mw_page_size_set(uint64_t bytes);

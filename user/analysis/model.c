@@ -84,7 +84,7 @@ void mapping_note_peak(struct mw_mapping *mp, int64_t total)
 	int64_t size = (int64_t)(mp->end - mp->start);
 
 	if (total > mp->rss_peak)
-		mp->rss_peak = mw_page_floor(total + (int64_t)mw_page_size() - 1);
+		mp->rss_peak = mw_page_ceil(total);
 	if (mp->rss_peak > size)
 		mp->rss_peak = size;
 }

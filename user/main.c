@@ -11,6 +11,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ static const struct argp_option options[] = {
 	{ "threshold", OPT_THRESHOLD, "NAME=VALUE[,...]", 0, "Set a findings threshold (the list is below), or 'none': no findings; sizes take K, M, G", 0 },
 	{ "interval", 'i', "SECONDS", 0, "Sample VM and RSS every SECONDS: a row each in the text output, a \"sample\" line in the JSON (with -j or --svg and no -i: every 10 ms for 5 s, then every 0.1 s, after a minute every 1 s, no rows; report: print the recorded samples as rows)", 0 },
 	{ "session", OPT_SESSION, "PID", 0, "mark: only the session of this memwatch PID (default: all)", 0 },
-	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two (default 8 MiB)", 0 },
+	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0, "Ring buffer size, a power of two, at least a page (default 8 MiB)", 0 },
 	{ "max-unmapped", OPT_MAX_DEAD, "N", 0, "Keep at most N unmapped mappings, summing the rest (default 100000)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say more (twice: libbpf debug output; thrice: verifier statistics)", 0 },
 	{ 0 },
@@ -699,6 +700,14 @@ int main(int argc, char **argv)
 		while (c.trace.ringbuf_bytes < MW_MIN((size_t)c.trace.stack_bytes * 2048,
 						      (size_t)64 << 20))
 			c.trace.ringbuf_bytes <<= 1;
+	/* A BPF ring buffer is whole pages (libbpf would round it up unsaid,
+	 * and the wake-up threshold is a fraction of it): 4096 is 16 KiB on
+	 * 16 KiB pages. */
+	if (c.trace.ringbuf_bytes < mw_page_size()) {
+		mw_dbg("ring buffer: %" PRIu64 " bytes, one page (asked for %zu)",
+		       mw_page_size(), c.trace.ringbuf_bytes);
+		c.trace.ringbuf_bytes = mw_page_size();
+	}
 
 	if (c.json_path)
 		json = open_output(c.json_path);

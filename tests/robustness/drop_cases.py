@@ -1,5 +1,6 @@
-"""A ring buffer too small for the stream (--ringbuf-size 4096): every record
-that does not fit is counted (and by kind), the per-process count equals
+"""A ring buffer too small for the stream (--ringbuf-size 4096, one page
+wherever pages are larger) with its reader stopped: every record that does
+not fit is counted (and by kind), the per-process count equals
 the host-wide one (one traced process), two mappings in one attribution slot
 do not evict each other, the sequence numbers show the lost structural
 records, and the re-reads of /proc keep the final state exact.  And a
@@ -8,6 +9,7 @@ leaves unread counts as lost."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -39,7 +41,32 @@ def run_tiny(mw, wl, ck, argv, disable=""):
 
 
 def churn_tiny(mw, wl, ck, disable=""):
-    return run_tiny(mw, wl, ck, ["churn", "3000"], disable)
+    """churn 3000 under memwatch with a 4 KiB ring buffer (a page on 16 KiB
+    pages) whose reader is stopped (SIGSTOP) for the first half: the
+    buffer fills however fast the machine, or slow its emulation, and
+    whatever the page size.  The second half, read again, closes a
+    coalescing window.  Returns the run and its last JSON."""
+    out = os.path.join(ck, "out.json")
+    index = os.path.join(ck, "index")
+    p = subprocess.Popen([mw, "-q", "--ringbuf-size", "4096", "-j", out, "--",
+                          os.path.join(wl, "churn"), "3000"],
+                         env=dict(os.environ, MW_CKPT_DIR=ck, MW_STEPS="1",
+                                  MEMWATCH_DISABLE=disable),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for step, sig in (("start", signal.SIGSTOP), ("half", signal.SIGCONT)):
+            common.wait_for(lambda: any(x.split()[0] == step for x in
+                                        common.read(index).splitlines()),
+                            60, f"churn's {step} checkpoint")
+            os.kill(p.pid, sig)
+            open(os.path.join(ck, step + ".go"), "w").close()
+        p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
+            p.kill()
+            p.wait()
+    return p, [json.loads(x) for x in open(out)][-1]
 
 
 def final_exact(c, h, s, ck, what):

@@ -12,6 +12,9 @@
  *
  * Checkpoints:
  *   start  baseline
+ *   half   with MW_STEPS only: half-way through; churn waits after "start"
+ *          and "half" (ckpt_wait_step), so a test can stop the tracer's
+ *          reader for the first half (tests/robustness/drop_cases.py)
  *   final  same VM size and RSS as start (VmPeak/VmHWM one chunk higher)
  */
 #include <stdint.h>
@@ -55,8 +58,13 @@ int main(int argc, char **argv)
 	if (sbrk(-cur & (PAGE_SZ - 1)) == (void *)-1)
 		die("sbrk align");
 	ckpt("start");
+	ckpt_wait_step("start");
 
 	for (i = 0; i < n; i++) {
+		if (i == n / 2 && ckpt_stepping()) {
+			ckpt("half");
+			ckpt_wait_step("half");
+		}
 		churn_mmap();
 		churn_brk();
 	}

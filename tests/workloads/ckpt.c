@@ -348,6 +348,11 @@ void ckpt_wait_step(const char *name)
 	wait_file("waiting for step");
 }
 
+bool ckpt_stepping(void)
+{
+	return steps_on;
+}
+
 void ckpt_init(int argc, char **argv)
 {
 	const char *dir = getenv("MW_CKPT_DIR");

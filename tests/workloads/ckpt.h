@@ -27,6 +27,7 @@
 #ifndef MW_CKPT_H
 #define MW_CKPT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +59,10 @@ void ckpt(const char *name);
  * then creates @name.go.  Waiting changes neither mappings nor RSS.
  */
 void ckpt_wait_step(const char *name);
+
+/* Whether MW_STEPS is on: a workload may take a checkpoint only a stepping
+ * test needs (churn's "half"). */
+bool ckpt_stepping(void);
 
 /* Take checkpoint "final", then exit_group(@code) with no atexit/stdio. */
 void ckpt_exit(int code) __attribute__((noreturn));

@@ -49,43 +49,27 @@ static __always_inline struct mw_proc *proc_current(struct task_struct *task, __
 	return proc_at(idx, tgid);
 }
 
-/* Move the faults CPU c counted for its task into p (NULL: drop them);
- * returns how many. */
-static __always_inline __u64 cpu_faults_move(struct mw_cpu_fault *c, struct mw_proc *p)
+/* Take the faults CPU c counted for its task and gave to no mapping yet
+ * (the process has them already: on_fault); returns how many. */
+static __always_inline __u32 cpu_faults_take(struct mw_cpu_fault *c)
 {
-	__u64 n = c->pending + c->kpending;
+	__u32 n = c->pending;
 
-	if (p && c->pending)
-		mw_add(&p->faults, c->pending);
-	if (p && c->kpending)
-		mw_add(&p->kfaults, c->kpending);
 	c->pending = 0;
-	c->kpending = 0;
 	return n;
 }
 
-/* Add the faults a CPU counted for its last task to that task's process:
- * once per change of faulting task on the CPU. */
-static __always_inline void cpu_faults_credit(struct mw_cpu_fault *c)
-{
-	struct mw_proc *p;
-
-	if (!c->pending && !c->kpending)
-		return;
-	p = c->traced ? proc_at(c->pidx, c->tgid) : NULL;
-	cpu_faults_move(c, p && !(p->flags & MW_PROC_DEAD) ? p : NULL);
-}
-
-/* The current thread of traced process p enters a traced syscall, or exits:
- * its faults counted on this CPU go to p, and a fault that failed (SIGSEGV:
- * the fault count did not move) is no longer in progress. */
-static __always_inline void cpu_fault_end(struct mw_proc *p, struct task_struct *task)
+/* The current thread of a traced process enters a traced syscall, or
+ * exits: the faults it counted on this CPU go to no mapping, and a fault
+ * that failed (SIGSEGV: the fault count did not move) is no longer in
+ * progress. */
+static __always_inline void cpu_fault_end(struct task_struct *task)
 {
 	struct mw_cpu_fault *c = cpu_fault();
 
 	if (!c || !cpu_fault_of(c, task, MW_LD(task, tgid)))
 		return;
-	cpu_faults_move(c, p);
+	cpu_faults_take(c);
 	c->f.flt = ~0ULL;
 }
 
@@ -99,8 +83,7 @@ static __always_inline void fault_set_aside(struct mw_cpu_fault *c)
 	if (!r)
 		return;
 	*r = *c;
-	r->pending = 0;		/* counted already (cpu_faults_credit) */
-	r->kpending = 0;
+	r->pending = 0;		/* for the task that takes its place */
 }
 
 /* Kernels before 6.2 count a task's own faults in per-task caches (below). */
@@ -121,8 +104,10 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 		return;
 	if (!cpu_fault_of(c, task, tgid) || c->gen != *gen) {
 		/* Count only the faults of traced processes, from when the
-		 * loader added them. */
-		cpu_faults_credit(c);
+		 * loader added them.  What the last task counted here and
+		 * gave to no mapping (a fault that changed no RSS: copy on
+		 * write, a racing thread's) stays in its process's total. */
+		cpu_faults_take(c);
 		if (c->traced && c->f.flt != ~0ULL)
 			fault_set_aside(c);
 		c->task = (__u64)task;
@@ -131,27 +116,31 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 		c->pidx = proc_index_of(tgid);
 		c->traced = proc_at(c->pidx, tgid) != NULL;
 	}
-	if (c->traced && user)
-		c->pending++;
-	else if (c->traced)
-		c->kpending++;
 	c->kernel = !user;
 	c->f.addr = addr;
 	c->f.flt = task_faults_done(task);
 	c->f.vma = MW_FAULT_VMA_UNKNOWN;
-	if (split_rss && c->traced) {
+	if (c->traced) {
 		struct mw_proc *p = proc_at(c->pidx, tgid);
 
-		/* Few counter changes to credit them at: count faults now,
-		 * so that a phase mark finds its own. */
-		split_fault(p, task, addr, user);
-		if (p)
-			cpu_faults_move(c, p);
-	}
-	if (want_stacks && c->traced) {
-		struct mw_proc *p = proc_at(c->pidx, tgid);
-
-		if (p && !(p->flags & MW_PROC_DEAD))
+		if (!p || (p->flags & MW_PROC_DEAD))
+			return;
+		/* The process's count moves with every fault, on whatever
+		 * CPU: a marker (mark.bpf.h) reads it where the kernel's
+		 * stood, even while a worker thread's fault that changed no
+		 * RSS waits here for a mapping to count it in (ONNX
+		 * Runtime's copy-on-write faults after a fork landed
+		 * iterations late).  The CPU's own count goes to the slot
+		 * of the next RSS change (cpu_fault_slot). */
+		mw_add(user ? &p->faults : &p->kfaults, 1);
+		c->pending++;
+		/* Few counter changes to find a mapping at: pre-6.2 kernels
+		 * count each fault in its slot now. */
+		if (split_rss) {
+			split_fault(p, task, addr, user);
+			cpu_faults_take(c);
+		}
+		if (want_stacks)
 			fault_stack(ctx, p, tgid, task, &c->f);
 	}
 }
@@ -508,7 +497,7 @@ static __always_inline bool cpu_fault_mine(struct mw_cpu_fault *c, struct task_s
 }
 
 /* The slot (index + 1) of the VMA of the fault noted on CPU c, 0: none.  The
- * faults c counted, this one among them, now go to the process and slot.
+ * faults c counted, this one among them, now go to that slot.
  * A subprogram: the verifier meets it once, however the caller found c. */
 static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
 				       struct task_struct *task, struct mw_cpu_fault *c)
@@ -518,7 +507,7 @@ static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
 
 	if (!p || !c)
 		return 0;
-	faults = cpu_faults_move(c, p);
+	faults = cpu_faults_take(c);
 	if (c->f.vma == MW_FAULT_VMA_UNKNOWN)
 		resolve_fault_vma(p, tgid, task, &c->f);
 	if (!c->f.vma)

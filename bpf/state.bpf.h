@@ -120,8 +120,10 @@ struct mw_cpu_fault {
 	__u64 task;		/* the faulting task_struct */
 	__u32 tgid;
 	__u32 kernel;		/* a kernel-mode fault (maybe in a syscall) */
-	__u32 pending;		/* its user faults not yet added to its process */
-	__u32 kpending;		/* its kernel-mode ones */
+	__u32 pending;		/* its faults in no mapping's slot yet (traced:
+				 * fault.bpf.h), or not yet in its host entry
+				 * (host.bpf.h) */
+	__u32 pad;
 	__u32 traced;		/* its process is in 'procs' ... */
 	__u32 gen;		/* ... as of this procs_gen */
 	__u32 pidx;		/* at this index, when traced */

@@ -104,7 +104,7 @@ static __always_inline int sys_enter(const __u64 *args, __u32 op)
 	if (!t)
 		return 0;
 	mm = task_mm(task);
-	cpu_fault_end(p, task);
+	cpu_fault_end(task);
 	split_look(task, t);	/* before 6.2: its last fault's gains */
 	t->in_fault = 0;	/* ... and that fault is over */
 	if (!t->sys_op)

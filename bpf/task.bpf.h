@@ -76,8 +76,9 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 		bpf_map_delete_elem(&threads, &tid);
 	}
 #endif
-	/* Every thread leaves the faults it counted on this CPU to p. */
-	cpu_fault_end(p, task);
+	/* A fault the thread leaves behind on this CPU is over (its process
+	 * counted it as it began: fault.bpf.h). */
+	cpu_fault_end(task);
 	/* signal->live drops to 0 as the last thread exits (group_dead). */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;

@@ -23,6 +23,14 @@ def rss_tol(truth):
     return max(truth // 100, 256 * KIB)
 
 
+def stat_faults(path):
+    """minflt + majflt of a /proc/PID/stat copy: every thread's faults,
+    those that have exited included (not the children's)."""
+    text = open(path).read()
+    f = text[text.rindex(")") + 2:].split()
+    return int(f[7]) + int(f[9])
+
+
 def parse_status(path):
     """The kB fields of a /proc/PID/status copy, in bytes."""
     out = {}

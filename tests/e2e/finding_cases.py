@@ -14,7 +14,7 @@ import statistics
 import subprocess
 import tempfile
 
-from e2eutil import (KIB, MIB, PAGE, PMD, SPLIT_RSS, parse_status, rss_tol, smaps_rss, smaps_vmas,  # noqa: E402
+from e2eutil import (KIB, MIB, PAGE, PMD, SPLIT_RSS, parse_status, rss_tol, stat_faults, smaps_rss, smaps_vmas,  # noqa: E402
                      status_slack)
 
 # Faults a checkpoint or a marker may add around an iteration's edges.
@@ -44,9 +44,7 @@ class Truth:
         return self.status(name)["VmRSS"]
 
     def faults(self, name):
-        text = open(os.path.join(self.dir, name + ".stat")).read()
-        f = text[text.rindex(")") + 2:].split()
-        return int(f[7]) + int(f[9])
+        return stat_faults(os.path.join(self.dir, name + ".stat"))
 
     def vmas(self, name):
         return smaps_vmas(os.path.join(self.dir, name + ".smaps"))

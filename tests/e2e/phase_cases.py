@@ -17,7 +17,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LIB_SRC = os.path.join(ROOT, "tests", "workloads", "libmwphase.c")
-from e2eutil import ATTACH_S, KIB, MIB, SPLIT_RSS, check_refused, degraded, rss_tol, smaps_rss, smaps_vmas, wait_for  # noqa: E402
+from e2eutil import (ATTACH_S, KIB, MIB, SPLIT_RSS, check_refused, degraded, rss_tol, smaps_rss,  # noqa: E402
+                     smaps_vmas, stat_faults, wait_for)
 
 # Phase and iteration durations against checkpoint timestamps: a marker
 # fires after its checkpoint's files are written, so allow for that; a
@@ -71,6 +72,9 @@ class Truth:
 
     def vm(self, name):
         return self.status(name)["VmSize"]
+
+    def faults(self, name):
+        return stat_faults(os.path.join(self.dir, name + ".stat"))
 
     def rss(self, name):
         """RSS at checkpoint @name: status's VmRSS, or where that lags the
@@ -398,6 +402,42 @@ def iters_case(c, label, mw, wl, args, extra, mode, n, leak):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def threads_case(c, label, mw, wl, mode, n):
+    """tests/workloads/mtiter: worker threads pinned to every CPU fault in
+    each iteration, copy-on-write faults (no RSS change) last, and wait on
+    a barrier across each marker.  Every iteration's faults are the
+    kernel's own count (minflt + majflt of the workload's /proc/self/stat
+    at the checkpoints around it), not late by what a CPU held: whatever
+    the process's threads did on other CPUs is in the marker's count."""
+    tmp = tempfile.mkdtemp(prefix="mw-mtiter-")
+    try:
+        s, t = run_memwatch(c, label, mw, [os.path.join(wl, "mtiter"), str(n)], [], mode, tmp)
+        if s is None:
+            return
+        events = [json.loads(x) for x in open(os.path.join(tmp, "out.json"))]
+        its = {e["index"]: e for e in events if e.get("type") == "iteration"}
+        bounds = ["iter%d" % k for k in range(1, n + 1)] + ["end"]
+        c.eq(sorted(its), list(range(1, n)), f"{label}: an iteration line for 1..{n - 1}")
+        for k, e in sorted(its.items()):
+            a, b = bounds[k - 1], bounds[k]
+            want = t.faults(b) - t.faults(a)
+            c.check(want > 1000, f"{label}: workload: iteration {k} faulted ({want})")
+            c.eq(e["faults"], want, f"{label}: iteration {k}: faults (minflt+majflt {b} - {a})")
+            c.eq(e["vm_delta_bytes"], t.vm(b) - t.vm(a), f"{label}: iteration {k}: vm_delta_bytes")
+            c.near(e["rss_delta_bytes"], t.rss(b) - t.rss(a), f"{label}: iteration {k}: rss_delta_bytes",
+                   rss_tol(t.rss(b)))
+        it = s["iterations"]
+        c.eq(it["count"], n, f"{label}: iterations.count")
+        c.eq(it["first"]["faults"], t.faults("iter2") - t.faults("iter1"), f"{label}: first.faults")
+        settled = it["settled_after"]
+        if c.check(1 <= settled < n, f"{label}: settled_after in 1..{n - 1} ({settled})"):
+            begin = bounds[settled]
+            c.eq(it["steady"]["faults"], t.faults("end") - t.faults(begin),
+                 f"{label}: steady.faults (minflt+majflt end - {begin})")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # ---- the demo --------------------------------------------------------------------
 
 def demo_case(c, label, mw, wl, mode):
@@ -494,6 +534,8 @@ def run(c, mw, wl):
             ("iter usdt flat/cmd", lambda l: iters_case(c, l, mw, wl, ["20", "--usdt"], [], "cmd", 20, False)),
             ("iter usdt leak/pid", lambda l: iters_case(c, l, mw, wl, ["20", "--usdt", "--leak"], [], "pid", 20, True)),
             ("iter mark/cmd", lambda l: iters_case(c, l, mw, wl, ["5", "--mark"], [], "cmd", 5, False)),
+            ("iter threads/cmd", lambda l: threads_case(c, l, mw, wl, "cmd", 8)),
+            ("iter threads/pid", lambda l: threads_case(c, l, mw, wl, "pid", 8)),
             ("demo usdt/cmd", lambda l: demo_case(c, l, mw, wl, "cmd")),
             ("errors", lambda l: error_cases(c, mw, wl)),
         ]

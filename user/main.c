@@ -686,8 +686,10 @@ int main(int argc, char **argv)
 			if (strcmp(argv[i], "--iter") == 0)
 				argv[i] = "--iter=";
 	argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &c);
+	/* Inside a command memwatch runs: its own session, unless told. */
 	if (c.mode == MODE_MARK)
-		return control_mark(c.mark_session, c.mark_iter, c.mark_name);
+		return control_mark(c.mark_session ? c.mark_session : control_env_session(),
+				    c.mark_iter, c.mark_name);
 	c.trace.markers = c.markers;
 	c.trace.nmarkers = c.nmarkers;
 	/* A series for the JSON and the timeline; text rows only with -i. */

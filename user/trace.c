@@ -285,6 +285,12 @@ static int start_target(struct session *s, const struct trace_opts *o)
 	int err;
 
 	if (o->cmd) {
+		char path[64];
+
+		/* Its own markers without a fork of `memwatch mark`
+		 * (include/memwatch_mark.*): where to send them. */
+		if (control_path(&s->ctl, path, sizeof(path)))
+			setenv(MW_CONTROL_ENV, path, 1);
 		err = launch_start(o->cmd, &s->pid);
 		if (err)
 			return err;

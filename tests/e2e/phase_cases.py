@@ -10,6 +10,7 @@ sub-cases whose name contains it (e.g. MW_E2E_SUBCASE=iter tests/e2e/run -k phas
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -438,6 +439,84 @@ def threads_case(c, label, mw, wl, mode, n):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def markself_case(c, label, mw, interp, script, vm_tol):
+    """A Python or Node program marks its own phases and iterations through
+    the session's socket (include/memwatch_mark.py, .js; MEMWATCH_CONTROL
+    from `memwatch --`): no `memwatch mark`, no fork.  Each phase starts at
+    the VM size and RSS the program read just before its mark: VM within
+    @vm_tol (the interpreter may take an arena between the read and the
+    mark; V8's own threads reserve and release 64 MiB at any moment: no
+    VM check for Node), RSS within max(1%, 256 KiB) plus 1 MiB."""
+    if not shutil.which(interp):
+        print(f"    skip {label}: no {interp}")
+        return
+    tmp = tempfile.mkdtemp(prefix="mw-markself-")
+    os.chmod(tmp, 0o755)
+    try:
+        jpath = os.path.join(tmp, "out.json")
+        p = subprocess.run([mw, "-q", "-j", jpath, "--", shutil.which(interp),
+                            os.path.join(ROOT, "tests", "workloads", script)],
+                           env=dict(os.environ, MW_CKPT_DIR=tmp), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=300)
+        c.eq(p.returncode, 0, f"{label}: exit status (3: a mark not answered ok)")
+        s = summary_of(c, label, jpath)
+        if s is None or not c.check(os.path.exists(os.path.join(tmp, "marks")),
+                                    f"{label}: the program wrote what it read"):
+            return
+        seen = [x.split() for x in open(os.path.join(tmp, "marks"))]
+        phases = {ph["name"]: ph for ph in s["phases"]}
+        c.eq([ph["name"] for ph in s["phases"]], ["start"] + [x[0] for x in seen], f"{label}: phases")
+        for name, vm, rss in seen:
+            ph = phases.get(name, {})
+            if vm_tol is not None:
+                c.near(ph.get("vm_start_bytes", 0), int(vm), f"{label}: {name}: vm_start_bytes", vm_tol)
+            c.near(ph.get("rss_start_bytes", 0), int(rss), f"{label}: {name}: rss_start_bytes",
+                   rss_tol(int(rss)) + MIB)
+        load = phases.get("load", {})
+        c.check(load.get("rss_end_bytes", 0) - load.get("rss_start_bytes", 0) >= 63 * MIB,
+                f"{label}: load: RSS grew by the 64 MiB it touched "
+                f"({load.get('rss_end_bytes', 0) - load.get('rss_start_bytes', 0)})")
+        c.eq(s["iterations"]["count"], 5, f"{label}: iterations.count")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def mark_inside_case(c, label, mw):
+    """`memwatch mark` run by the traced command marks its own session
+    (MEMWATCH_CONTROL), and only it: a second session running beside it
+    gets no marker."""
+    tmp = tempfile.mkdtemp(prefix="mw-markin-")
+    other = None
+    try:
+        other_json = os.path.join(tmp, "other.json")
+        other = subprocess.Popen([mw, "-q", "-j", other_json, "--", "sleep", "600"],
+                                 stderr=subprocess.DEVNULL)
+        if not c.check(wait_for(lambda: os.path.exists(f"/run/memwatch/{other.pid}.sock"), ATTACH_S),
+                       f"{label}: the other session listens"):
+            return
+        jpath = os.path.join(tmp, "out.json")
+        p = subprocess.run([mw, "-q", "-j", jpath, "--", "/bin/sh", "-c",
+                            f"{mw} mark inside && {mw} mark --iter && {mw} mark --iter"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        c.eq(p.returncode, 0, f"{label}: exit status ({p.stderr.decode(errors='replace').strip()[:200]})")
+        s = summary_of(c, label, jpath)
+        if s:
+            c.eq([ph["name"] for ph in s["phases"]], ["start", "inside"], f"{label}: phases")
+            c.eq(s["iterations"]["count"], 2, f"{label}: iterations.count")
+        # It ends when its command does.
+        for child in open(f"/proc/{other.pid}/task/{other.pid}/children").read().split():
+            os.kill(int(child), signal.SIGTERM)
+        other.wait(timeout=60)
+        o = summary_of(c, label + " (the other session)", other_json)
+        if o:
+            c.eq([ph["name"] for ph in o["phases"]], ["start"], f"{label}: the other session has no marker")
+    finally:
+        if other and other.poll() is None:
+            other.kill()
+            other.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # ---- the demo --------------------------------------------------------------------
 
 def demo_case(c, label, mw, wl, mode):
@@ -534,6 +613,10 @@ def run(c, mw, wl):
             ("iter usdt flat/cmd", lambda l: iters_case(c, l, mw, wl, ["20", "--usdt"], [], "cmd", 20, False)),
             ("iter usdt leak/pid", lambda l: iters_case(c, l, mw, wl, ["20", "--usdt", "--leak"], [], "pid", 20, True)),
             ("iter mark/cmd", lambda l: iters_case(c, l, mw, wl, ["5", "--mark"], [], "cmd", 5, False)),
+            ("iter socket/cmd", lambda l: iters_case(c, l, mw, wl, ["6", "--socket"], [], "cmd", 6, False)),
+            ("mark self python/cmd", lambda l: markself_case(c, l, mw, "/usr/bin/python3", "markself.py", MIB)),
+            ("mark self node/cmd", lambda l: markself_case(c, l, mw, "node", "markself.js", None)),
+            ("mark inside/cmd", lambda l: mark_inside_case(c, l, mw)),
             ("iter threads/cmd", lambda l: threads_case(c, l, mw, wl, "cmd", 8)),
             ("iter threads/pid", lambda l: threads_case(c, l, mw, wl, "pid", 8)),
             ("demo usdt/cmd", lambda l: demo_case(c, l, mw, wl, "cmd")),

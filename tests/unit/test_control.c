@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_control.c — unit tests for control_parse(), the one pure part of the
- * 'memwatch mark' protocol.  The socket functions need /run and are left to
- * the end-to-end tests.
+ * test_control.c — unit tests for control_parse() and control_env_session(),
+ * the pure parts of the 'memwatch mark' protocol.  The socket functions need
+ * /run and are left to the end-to-end tests.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -179,6 +179,33 @@ TEST(rejects_control_characters)
 	CHECK_STR(req.name, " ~");
 }
 
+/* MEMWATCH_CONTROL, as `memwatch -- CMD` sets it: the session's PID. */
+TEST(env_session)
+{
+	static const struct { const char *v; pid_t want; } cases[] = {
+		{ "/run/memwatch/4242.sock", 4242 },
+		{ "/run/memwatch/1.sock", 1 },
+		{ "/run/memwatch/0.sock", 0 },
+		{ "/run/memwatch/-3.sock", 0 },
+		{ "/run/memwatch/4242.socks", 0 },
+		{ "/run/memwatch/4242.soc", 0 },
+		{ "/run/memwatch/4242", 0 },
+		{ "/run/memwatch/.sock", 0 },
+		{ "/run/memwatch/99999999999.sock", 0 },
+		{ "/tmp/memwatch/4242.sock", 0 },
+		{ "", 0 },
+	};
+
+	unsetenv(MW_CONTROL_ENV);
+	CHECK_EQ_INT(control_env_session(), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		setenv(MW_CONTROL_ENV, cases[i].v, 1);
+		if (!CHECK_EQ_INT(control_env_session(), cases[i].want))
+			fprintf(stderr, "  %s\n", cases[i].v);
+	}
+	unsetenv(MW_CONTROL_ENV);
+}
+
 int main(void)
 {
 	RUN(accepts_phase);
@@ -187,5 +214,6 @@ int main(void)
 	RUN(name_length_limit);
 	RUN(rejects_malformed);
 	RUN(rejects_control_characters);
+	RUN(env_session);
 	return unit_done();
 }

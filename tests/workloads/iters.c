@@ -2,7 +2,7 @@
 /*
  * iters.c - a request loop with known memory, for memwatch's iterations.
  *
- * usage: iters [N=20] [--leak] [--usdt | --mark]
+ * usage: iters [N=20] [--leak] [--usdt | --mark | --socket]
  *
  * N iterations of mw_infer(i), an "inference":
  *   first      maps a 64 MiB MAP_NORESERVE window and touches its first
@@ -22,6 +22,8 @@
  *   --mark     no marker: after each checkpoint iter<k>, wait for the step
  *              (ckpt_wait_step(), MW_STEPS) so a test can run
  *              `memwatch mark --iter` in between
+ *   --socket   memwatch_mark_iter() (include/memwatch_mark.h) at the top of
+ *              mw_infer(): the session's control socket, from inside
  * There are no phase markers: the whole run is the phase "start".
  */
 #include <errno.h>
@@ -30,13 +32,14 @@
 
 #include "ckpt.h"
 #include "../../include/memwatch.h"
+#include "../../include/memwatch_mark.h"
 
 #define WINDOW_SZ	MIB(64)
 #define TOUCHED_SZ	MIB(16)
 #define LEAK_SZ		KIB(256)
 #define ITER_MS		2
 
-static int use_usdt, leak;
+static int use_usdt, use_socket, leak;
 static char *window;
 
 /* One request: entering it starts an iteration. */
@@ -44,6 +47,10 @@ MW_PROBE_FN void mw_infer(int i)
 {
 	if (use_usdt)
 		MEMWATCH_ITER();
+	if (use_socket && memwatch_mark_iter()) {
+		errno = ENOTCONN;
+		die("--socket: no answer on $MEMWATCH_CONTROL");
+	}
 	if (!window) {
 		window = map_anon_flags(WINDOW_SZ, MAP_PRIVATE | MAP_NORESERVE);
 	}
@@ -84,6 +91,8 @@ int main(int argc, char **argv)
 			use_usdt = 1;
 		else if (!strcmp(argv[i], "--mark"))
 			mark = 1;
+		else if (!strcmp(argv[i], "--socket"))
+			use_socket = 1;
 		else if (argv[i][0] != '-' && !have_n) {
 			n = arg_ulong(argc, argv, i, 20);
 			have_n = 1;

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,26 @@ fail:
 	mw_dbg("no control socket for 'memwatch mark': %s", strerror(errno));
 	close(ctl->dirfd);
 	ctl->dirfd = -1;
+}
+
+const char *control_path(const struct mw_control *ctl, char *buf, size_t len)
+{
+	if (ctl->fd < 0 || snprintf(buf, len, "%s/%s", MW_CONTROL_DIR, ctl->name) >= (int)len)
+		return NULL;
+	return buf;
+}
+
+pid_t control_env_session(void)
+{
+	static const char dir[] = MW_CONTROL_DIR "/";
+	const char *env = getenv(MW_CONTROL_ENV);
+	char *end;
+	long pid;
+
+	if (!env || strncmp(env, dir, sizeof(dir) - 1))
+		return 0;
+	pid = strtol(env + sizeof(dir) - 1, &end, 10);
+	return pid > 0 && pid <= INT_MAX && !strcmp(end, ".sock") ? (pid_t)pid : 0;
 }
 
 void control_close(struct mw_control *ctl)

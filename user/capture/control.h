@@ -8,15 +8,20 @@
  * directory there is refused, never followed — and the server checks the
  * peer's credentials: only root or that same user may mark.  The protocol
  * is one line each way: "phase NAME\n" or "iter\n", answered "ok\n" or
- * "error TEXT\n".
+ * "error TEXT\n", once the marker is taken.  `memwatch -- CMD` gives CMD
+ * the socket's path as MW_CONTROL_ENV, so that a program marks itself
+ * without forking `memwatch mark` (include/memwatch_mark.*), and so that
+ * `memwatch mark` run inside it marks that session only.
  */
 #ifndef MW_CONTROL_H
 #define MW_CONTROL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #define MW_CONTROL_DIR "/run/memwatch"
+#define MW_CONTROL_ENV "MEMWATCH_CONTROL"
 
 struct mw_control {
 	int fd;			/* listening socket, -1 if none */
@@ -32,6 +37,10 @@ struct mw_control_req {
 /* Start listening; failure only costs 'memwatch mark' (a debug note). */
 void control_open(struct mw_control *ctl);
 void control_close(struct mw_control *ctl);
+/* The listening socket's path into buf, or NULL if there is none. */
+const char *control_path(const struct mw_control *ctl, char *buf, size_t len);
+/* The session MW_CONTROL_ENV names (a command memwatch runs), or 0. */
+pid_t control_env_session(void);
 /* Take one request if one is waiting; fills req, returns the client fd
  * (answer with control_reply) or -1. */
 int control_accept(struct mw_control *ctl, struct mw_control_req *req);

@@ -2,7 +2,7 @@
 /*
  * iters.c - a request loop with known memory, for memwatch's iterations.
  *
- * usage: iters [N=20] [--leak] [--usdt | --mark | --socket]
+ * usage: iters [N=20] [--leak] [--steps] [--usdt | --mark | --socket]
  *
  * N iterations of mw_infer(i), an "inference":
  *   first      maps a 64 MiB MAP_NORESERVE window and touches its first
@@ -11,6 +11,10 @@
  *   --leak     every iteration, the first included, also maps a fresh
  *              256 KiB of private anonymous memory, touches it and never
  *              unmaps it: VM and RSS += 256 KiB per iteration (growing)
+ *   --steps    a runtime's noise: every iteration also maps, touches and
+ *              unmaps 2 MiB (steady-state churn), and two iterations drawn
+ *              at random from 2..N (a new draw each run) keep 192 KiB
+ *              more, as a heap grows by a step now and then
  * Each iteration sleeps 2 ms, so iterations have measurable durations.
  * Checkpoint "iter<k>" (k = 1..N) is taken immediately before iteration k's
  * marker, and "end" after the last iteration, so iteration k's deltas are
@@ -37,9 +41,12 @@
 #define WINDOW_SZ	MIB(64)
 #define TOUCHED_SZ	MIB(16)
 #define LEAK_SZ		KIB(256)
+#define CHURN_SZ	MIB(2)
+#define STEP_SZ		KIB(192)
 #define ITER_MS		2
 
-static int use_usdt, use_socket, leak;
+static int use_usdt, use_socket, leak, steps;
+static unsigned long step_at[2];
 static char *window;
 
 /* One request: entering it starts an iteration. */
@@ -57,6 +64,15 @@ MW_PROBE_FN void mw_infer(int i)
 	touch(window, TOUCHED_SZ);
 	if (leak)
 		touch(map_anon(LEAK_SZ), LEAK_SZ);
+	if (steps) {
+		char *c = map_anon(CHURN_SZ);
+
+		touch(c, CHURN_SZ);
+		if (munmap(c, CHURN_SZ))
+			die("munmap");
+		if ((unsigned long)i == step_at[0] || (unsigned long)i == step_at[1])
+			touch(map_anon(STEP_SZ), STEP_SZ);
+	}
 	sleep_ms(ITER_MS);
 }
 
@@ -93,6 +109,8 @@ int main(int argc, char **argv)
 			mark = 1;
 		else if (!strcmp(argv[i], "--socket"))
 			use_socket = 1;
+		else if (!strcmp(argv[i], "--steps"))
+			steps = 1;
 		else if (argv[i][0] != '-' && !have_n) {
 			n = arg_ulong(argc, argv, i, 20);
 			have_n = 1;
@@ -106,6 +124,13 @@ int main(int argc, char **argv)
 		die("--usdt: built without <sys/sdt.h>");
 	}
 
+	if (steps && n > 1) {
+		/* Iterations 2..N (mw_infer's 1..N-1), from the clock. */
+		uint64_t r = now_ns();
+
+		step_at[0] = 1 + r % (n - 1);
+		step_at[1] = 1 + (r >> 20) % (n - 1);
+	}
 	for (k = 1; k <= n; k++) {
 		ckpt(iter_name(name, k));
 		if (mark)

@@ -11,6 +11,7 @@
 #include "util.h"
 
 #define RSS_NOISE (64 << 10)	/* per-iteration RSS change that is not growth */
+#define SCALE_NOISE 64		/* ... nor a step below 1/64 of the largest */
 
 int64_t point_rss(const struct mw_point *p)
 {
@@ -302,7 +303,7 @@ static int cmp_i64(const void *a, const void *b)
 void mw_settle(const int64_t *vm, const int64_t *rss, size_t n,
 	       size_t *settled_after, bool *growing)
 {
-	int64_t *tail, rate = 0, limit;
+	int64_t *tail, rate = 0, limit, scale = 0;
 	size_t k, grows = 0, half = n / 2;
 
 	*settled_after = n ? 1 : 0;
@@ -315,7 +316,13 @@ void mw_settle(const int64_t *vm, const int64_t *rss, size_t n,
 	qsort(tail, n - half, sizeof(*tail), cmp_i64);
 	rate = tail[(n - half) / 2];
 	free(tail);
-	limit = MW_MAX((int64_t)RSS_NOISE, 2 * rate);
+	for (size_t i = 0; i < n; i++)
+		scale = MW_MAX(scale, MW_MAX(vm[i], rss[i]));
+	/* Noise is judged against the iterations' own scale: a runtime's
+	 * heap step of a few hundred KiB late in the run (V8's, beside an
+	 * inference that set up 200 MB) must not move where memory settled,
+	 * nor make the findings that need steady iterations come and go. */
+	limit = MW_MAX(MW_MAX((int64_t)RSS_NOISE, 2 * rate), scale / SCALE_NOISE);
 	/* The last iteration that grew more than noise or twice the rate. */
 	for (k = n; k > 1; k--)
 		if (vm[k - 1] > limit || rss[k - 1] > limit)

@@ -104,9 +104,10 @@ void phases_finish(struct mw_phases *ph, struct mw_model *m, const struct mw_poi
 
 /*
  * Settle detection on per-iteration growth (bytes).  settled_after is the
- * 1-based iteration after which no iteration grew by more than noise (64 KiB
- * of RSS) or twice the steady rate (the median growth of the second half);
- * growing: most iterations after it still added VM or RSS.
+ * 1-based iteration after which no iteration grew by more than noise (64 KiB,
+ * or 1/64 of the largest iteration's growth, whichever is more) or twice the
+ * steady rate (the median growth of the second half); growing: most
+ * iterations after it still added VM or RSS.
  */
 void mw_settle(const int64_t *vm_delta, const int64_t *rss_delta, size_t n,
 	       size_t *settled_after, bool *growing);

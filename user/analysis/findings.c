@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * findings.c — the detectors (findings.h).  Each reads the analysis as it
- * stands at the end of a trace, through the account's fields and accessors;
- * none changes it.  Pure code: tests/unit/test_findings.c.
+ * findings.c — the findings (findings.h): thresholds, building a finding,
+ * call sites and allocators, the detectors that read mappings (released but
+ * kept, reserved never touched, rounding waste), their order, and host-wide
+ * ones.  Those that read iterations and phases are in findings_iter.c.  Each
+ * reads the analysis as it stands at the end of a trace, through the
+ * account's fields and accessors; none changes it.  Pure code:
+ * tests/unit/test_findings.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -14,11 +18,11 @@
 #include "analysis/account.h"
 #include "analysis/classify.h"
 #include "analysis/findings.h"
+#include "analysis/findings_impl.h"
 #include "analysis/idmap.h"
 #include "host/hostview.h"
 #include "util.h"
 
-#define MIB (1ll << 20)
 
 static const struct {
 	const char *name;
@@ -174,7 +178,7 @@ int findings_set(struct mw_find_opts *o, const char *spec, const char **bad)
 }
 
 /* qsort(), which must not be handed NULL, not even for nothing. */
-static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+void fi_sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	if (n > 1)
 		qsort(v, n, size, cmp);
@@ -182,7 +186,7 @@ static void sort_n(void *v, size_t n, size_t size, int (*cmp)(const void *, cons
 
 /* ---- building findings ------------------------------------------------------ */
 
-static struct mw_finding *fnew(struct mw_findings *out, enum mw_finding_kind kind,
+struct mw_finding *fi_new(struct mw_findings *out, enum mw_finding_kind kind,
 			       enum mw_severity sev)
 {
 	struct mw_finding *f;
@@ -198,8 +202,7 @@ static struct mw_finding *fnew(struct mw_findings *out, enum mw_finding_kind kin
 	return f;
 }
 
-static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xprintf(const char *fmt, ...)
+char *fi_printf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -211,7 +214,7 @@ static char *xprintf(const char *fmt, ...)
 	return s;
 }
 
-static void fnum(struct mw_finding *f, const char *key, int64_t v)
+void fi_num(struct mw_finding *f, const char *key, int64_t v)
 {
 	if (f->nnums < MW_FMAX_NUMS)
 		f->nums[f->nnums++] = (struct mw_fnum){ key, v };
@@ -234,7 +237,7 @@ static char *site_text(const struct mw_account *a, uint32_t id)
 	return mw_xstrdup(callsites_site_str(&a->sites, id, buf, sizeof(buf)));
 }
 
-static struct mw_fmap *fmap(struct mw_finding *f, const struct mw_account *a,
+struct mw_fmap *fi_map(struct mw_finding *f, const struct mw_account *a,
 			    const struct mw_mapping *mp, int64_t value, const char *what,
 			    uint32_t stack)
 {
@@ -278,13 +281,13 @@ void findings_free(struct mw_findings *fs)
 	memset(fs, 0, sizeof(*fs));
 }
 
-static const char *hum(int64_t v, char *buf)
+const char *fi_hum(int64_t v, char *buf)
 {
 	return mw_human(v, buf, 32);
 }
 
 /* "12,345" */
-static const char *commas(uint64_t v, char *buf)
+const char *fi_commas(uint64_t v, char *buf)
 {
 	char tmp[32];
 	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), k = 0;
@@ -300,20 +303,7 @@ static const char *commas(uint64_t v, char *buf)
 
 /* ---- call sites and allocators ---------------------------------------------- */
 
-struct site_acc {
-	uint32_t stack;
-	int64_t value;
-	uint64_t count;
-	uint64_t max_size;
-};
-
-struct sites {
-	struct site_acc *v;
-	size_t n, cap;
-	struct mw_idmap by_stack;	/* stack + 1 -> index */
-};
-
-static void sites_add(struct sites *s, uint32_t stack, int64_t value, uint64_t size)
+void fi_sites_add(struct sites *s, uint32_t stack, int64_t value, uint64_t size)
 {
 	uint32_t i;
 
@@ -397,13 +387,13 @@ static char *allocator_of(const struct mw_callsites *cs, uint32_t id)
 
 		if (has_word(fr->func, "pool") || has_word(fr->func, "arena") ||
 		    has_word(fr->func, "slab"))
-			return xprintf("pool (%s)", fr->func);
+			return fi_printf("pool (%s)", fr->func);
 	}
 	return NULL;
 }
 
 /* The sites of acc, biggest first, into f; returns how many say glibc. */
-static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct sites *acc,
+size_t fi_sites(struct mw_finding *f, const struct mw_account *a, struct sites *acc,
 		     uint64_t *glibc_max)
 {
 	bool want_alloc = glibc_max != NULL;	/* only where it matters */
@@ -411,7 +401,7 @@ static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct si
 	size_t k;
 	size_t glibc = 0;
 
-	sort_n(acc->v, acc->n, sizeof(*acc->v), site_cmp);
+	fi_sort(acc->v, acc->n, sizeof(*acc->v), site_cmp);
 	for (size_t i = 0; i < acc->n; i++) {
 		char *alloc = want_alloc ? allocator_of(&a->sites, acc->v[i].stack) : NULL;
 		struct mw_fsite *s;
@@ -456,241 +446,9 @@ static size_t fsites(struct mw_finding *f, const struct mw_account *a, struct si
 	return glibc;
 }
 
-/* ---- iterations ---------------------------------------------------------- */
+/* ---- shared by the detectors (findings_impl.h) ------------------------------- */
 
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-struct dist {
-	int64_t median, min, max, sum;
-	size_t n;
-};
-
-/* The distribution of v[0..n) (sorts it). */
-static struct dist dist_of(int64_t *v, size_t n)
-{
-	struct dist d = { 0 };
-
-	if (!n)
-		return d;
-	sort_n(v, n, sizeof(*v), cmp_i64);
-	d.n = n;
-	d.min = v[0];
-	d.max = v[n - 1];
-	d.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	for (size_t i = 0; i < n; i++)
-		d.sum += v[i];
-	return d;
-}
-
-enum it_field { IT_VM, IT_RSS, IT_FAULTS, IT_MAPPED, IT_UNMAPPED, IT_NS, IT_GROWTH };
-
-static int64_t it_value(const struct mw_iter *it, enum it_field fld)
-{
-	int64_t vm = (int64_t)it->end.vm - (int64_t)it->start.vm;
-	int64_t rss = point_rss(&it->end) - point_rss(&it->start);
-
-	switch (fld) {
-	case IT_VM: return vm;
-	case IT_RSS: return rss;
-	case IT_FAULTS: return (int64_t)(it->end.faults - it->start.faults);
-	case IT_MAPPED: return (int64_t)(it->end.mapped - it->start.mapped);
-	case IT_UNMAPPED: return (int64_t)(it->end.unmapped - it->start.unmapped);
-	case IT_NS: return (int64_t)(it->end.ts - it->start.ts);
-	case IT_GROWTH: return MW_MAX(vm, rss);
-	}
-	return 0;
-}
-
-/* Iterations [from, nit) of field fld. */
-static struct dist it_dist(const struct mw_phases *ph, size_t from, enum it_field fld)
-{
-	int64_t *v = mw_xcalloc(ph->nit + 1, sizeof(*v));
-	size_t n = 0;
-	struct dist d;
-
-	for (size_t i = from; i < ph->nit; i++)
-		v[n++] = it_value(&ph->it[i], fld);
-	d = dist_of(v, n);
-	free(v);
-	return d;
-}
-
-/* ---- steady-state churn ------------------------------------------------------ */
-
-/* Unmapped mappings of one kind, size and path: "10 x 24.5 MiB anon". */
-struct churn_group {
-	const struct mw_mapping *mp;	/* the first one */
-	uint64_t count, bytes, faults;
-};
-
-static void churn_remedy(struct mw_finding *f, size_t glibc, bool stacks, uint64_t max_size,
-			 bool mapping, bool heap)
-{
-	char b[32];
-	uint64_t mib = (max_size + MIB - 1) / MIB * MIB;
-
-	if (heap) {	/* setting one of them ends glibc's dynamic thresholds: all three */
-		uint64_t thr = MW_MIN(mib, (uint64_t)(32 * MIB));
-
-		f->remedy = xprintf("glibc malloc trims the heap's free top back to the kernel "
-				    "(brk) and grows it again every iteration: keep it with "
-				    "MALLOC_MMAP_THRESHOLD_=%llu MALLOC_TRIM_THRESHOLD_=%llu "
-				    "MALLOC_TOP_PAD_=%llu (%s), or reuse the buffers (a pool)",
-				    (unsigned long long)thr, (unsigned long long)(2 * mib),
-				    (unsigned long long)mib, hum((int64_t)mib, b));
-		return;
-	}
-	if (!mapping) {
-		f->remedy = xprintf("memory is given back and faulted in again each iteration: "
-				    "keep it (a pool; glibc: MALLOC_TRIM_THRESHOLD_ and "
-				    "MALLOC_TOP_PAD_ larger than an iteration's peak)");
-		return;
-	}
-	if (glibc || !stacks) {
-		const char *who = glibc ? "glibc malloc gives each chunk above its mmap threshold "
-					  "back to the kernel on free" :
-					  "if these are malloc'd buffers (--stacks tells), glibc gives "
-					  "chunks above its mmap threshold back on free";
-
-		if (mib <= 32 * MIB)
-			f->remedy = xprintf("%s: keep them in the heap with MALLOC_MMAP_THRESHOLD_=%llu "
-					    "MALLOC_TRIM_THRESHOLD_=%llu MALLOC_TOP_PAD_=%llu (%s), "
-					    "or reuse the buffers (a pool)", who,
-					    (unsigned long long)mib, (unsigned long long)(2 * mib),
-					    (unsigned long long)mib, hum((int64_t)mib, b));
-		else	/* the threshold cannot go above 32 MiB */
-			f->remedy = xprintf("%s; chunks of %s are above the largest "
-					    "MALLOC_MMAP_THRESHOLD_ (32 MiB): MALLOC_MMAP_MAX_=0 "
-					    "MALLOC_TRIM_THRESHOLD_=%llu MALLOC_TOP_PAD_=%llu keep them "
-					    "in the heap, or reuse the buffers (a pool)", who,
-					    hum((int64_t)max_size, b), (unsigned long long)(4 * mib),
-					    (unsigned long long)mib);
-		return;
-	}
-	f->remedy = xprintf("map the buffers once and reuse them across iterations (a pool), "
-			    "or raise the allocator's retention (its decay/trim settings)");
-}
-
-static void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
-		       struct mw_findings *out)
-{
-	const struct mw_phases *ph = &a->phases;
-	const struct mw_model *m = &a->model;
-	size_t s0 = MW_MAX(ph->settled_after, (size_t)1), ngroups = 0;
-	struct dist vm, mapped, unmapped, faults;
-	struct churn_group *g;
-	struct sites acc = { 0 };
-	struct mw_finding *f;
-	uint64_t t0, t1, max_size = 0, glibc_max = 0, churn_faults = 0, churn_maps = 0;
-	uint64_t heap_bytes = 0, all_bytes = 0;
-	size_t steady, glibc;
-	char b[4][32];
-	bool mapping;
-
-	if (ph->growing || ph->nit < s0 + 2)
-		return;
-	steady = ph->nit - s0;
-	vm = it_dist(ph, s0, IT_VM);
-	mapped = it_dist(ph, s0, IT_MAPPED);
-	unmapped = it_dist(ph, s0, IT_UNMAPPED);
-	faults = it_dist(ph, s0, IT_FAULTS);
-	mapping = MW_MIN(mapped.median, unmapped.median) >= o->t[MW_T_CHURN_BYTES];
-	if (!mapping && faults.median < o->t[MW_T_CHURN_FAULTS])
-		return;
-	/* What went in the steady state: unmapped while a steady iteration ran. */
-	t0 = ph->it[s0].start.ts;
-	t1 = ph->it[ph->nit - 1].end.ts;
-	g = mw_xcalloc(MW_FMAX_MAPS * 4 + 1, sizeof(*g));
-	for (size_t i = 0; i < m->ndead; i++) {
-		const struct mw_mapping *mp = m->dead[i];
-		uint64_t size = mp->end - mp->start;
-		size_t k;
-
-		if (mp->died_ns <= t0 || mp->died_ns > t1)
-			continue;
-		churn_maps++;
-		churn_faults += mp->faults;
-		all_bytes += size;
-		if (mp->kind == MW_K_HEAP)
-			heap_bytes += size;
-		max_size = MW_MAX(max_size, size);
-		sites_add(&acc, mp->stack, (int64_t)size, size);
-		for (k = 0; k < ngroups; k++)
-			if (g[k].mp->kind == mp->kind && g[k].mp->end - g[k].mp->start == size &&
-			    !strcmp(g[k].mp->path ? g[k].mp->path : "", mp->path ? mp->path : ""))
-				break;
-		if (k == ngroups && ngroups < MW_FMAX_MAPS * 4)
-			g[ngroups++].mp = mp;
-		if (k < ngroups) {
-			g[k].count++;
-			g[k].bytes += size;
-			g[k].faults += mp->faults;
-		}
-	}
-	f = fnew(out, MW_F_CHURN, faults.median >= 10 * MW_MAX(o->t[MW_T_CHURN_FAULTS], 1) ||
-		 mapped.median >= 10 * MW_MAX(o->t[MW_T_CHURN_BYTES], 1) ? MW_SEV_HIGH :
-		 MW_SEV_WARNING);
-	f->summary = xprintf("the steady state is flat in VM (%s over %zu iterations) but each "
-			     "iteration maps %s, unmaps %s and takes %s page faults "
-			     "(median; %s faults in all)",
-			     hum(vm.sum, b[0]), steady, hum(mapped.median, b[1]),
-			     hum(unmapped.median, b[2]), commas((uint64_t)faults.median, b[3]),
-			     commas((uint64_t)faults.sum, (char[32]){ 0 }));
-	fnum(f, "steady_iterations", (int64_t)steady);
-	fnum(f, "vm_delta_bytes", vm.sum);
-	fnum(f, "mapped_bytes_per_iteration", mapped.median);
-	fnum(f, "unmapped_bytes_per_iteration", unmapped.median);
-	fnum(f, "faults_per_iteration", faults.median);
-	fnum(f, "faults_per_iteration_min", faults.min);
-	fnum(f, "faults_per_iteration_max", faults.max);
-	fnum(f, "faults", faults.sum);
-	fnum(f, "mapped_bytes", mapped.sum);
-	fnum(f, "unmapped_bytes", unmapped.sum);
-	fnum(f, "churned_mappings", (int64_t)churn_maps);
-	fnum(f, "churned_mapping_faults", (int64_t)churn_faults);
-	/* biggest groups first */
-	for (size_t i = 0; i < ngroups; i++)
-		for (size_t k = i + 1; k < ngroups; k++)
-			if (g[k].bytes > g[i].bytes) {
-				struct churn_group t = g[i];
-
-				g[i] = g[k];
-				g[k] = t;
-			}
-	for (size_t i = 0; i < ngroups; i++) {
-		struct mw_fmap *mm = fmap(f, a, g[i].mp, (int64_t)g[i].bytes, "unmapped_bytes",
-					  g[i].mp->stack);
-
-		if (mm)
-			mm->count = g[i].count;
-	}
-	free(g);
-	glibc = fsites(f, a, &acc, &glibc_max);
-	churn_remedy(f, glibc, callsites_any(&a->sites), glibc ? glibc_max : max_size, mapping,
-		     all_bytes && heap_bytes * 2 > all_bytes);
-}
-
-/* ---- first-touch cost -------------------------------------------------------- */
-
-/* Who touched it first: the first fault's stack if the mapping is the first
- * iteration's own; a mapping it grew (merged into) had its first fault
- * long before, so then who mapped most of it. */
-static uint32_t first_site(const struct mw_mapping *mp)
-{
-	return mp->born_iter == 1 && mp->fault_stack ? mp->fault_stack : mp->stack;
-}
-
-struct took {
-	const struct mw_mapping *mp;
-	int64_t bytes;
-};
-
-static int took_cmp(const void *x, const void *y)
+int fi_took_cmp(const void *x, const void *y)
 {
 	const struct took *a = x, *b = y;
 
@@ -702,7 +460,7 @@ static int took_cmp(const void *x, const void *y)
  * Every mapping, live in address order then the unmapped, in an array the
  * next call reuses (the detectors run one at a time, at report time).
  */
-static struct mw_mapping **all_mappings(const struct mw_model *m, size_t *n)
+struct mw_mapping **fi_all_mappings(const struct mw_model *m, size_t *n)
 {
 	static struct mw_mapping **v;
 	static size_t cap;
@@ -719,74 +477,6 @@ static struct mw_mapping **all_mappings(const struct mw_model *m, size_t *n)
 		v[i++] = m->dead[d];
 	*n = i;
 	return v;
-}
-
-static void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
-			     struct mw_findings *out)
-{
-	const struct mw_phases *ph = &a->phases;
-	const struct mw_model *m = &a->model;
-	size_t s0 = MW_MAX(ph->settled_after, (size_t)1);
-	struct dist faults, ns;
-	int64_t f1, rss1, ns1, rss_steady, fault_in = 0;
-	struct took *v;
-	struct sites acc = { 0 };
-	struct mw_finding *f;
-	size_t n = 0;
-	char b[4][32];
-
-	if (ph->nit < 2 || s0 >= ph->nit)
-		return;
-	faults = it_dist(ph, s0, IT_FAULTS);
-	ns = it_dist(ph, s0, IT_NS);
-	f1 = it_value(&ph->it[0], IT_FAULTS);
-	rss1 = it_value(&ph->it[0], IT_RSS);
-	ns1 = it_value(&ph->it[0], IT_NS);
-	rss_steady = it_dist(ph, s0, IT_RSS).median;
-	if ((f1 < faults.median + o->t[MW_T_FIRST_FAULTS] ||
-	     f1 < o->t[MW_T_FIRST_RATIO] * MW_MAX(faults.median, 1)) &&
-	    (rss1 < rss_steady + o->t[MW_T_FIRST_BYTES] ||
-	     rss1 < o->t[MW_T_FIRST_RATIO] * MW_MAX(rss_steady, 1)))
-		return;
-	/* The mappings the first iteration faulted into, by how much. */
-	v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
-	size_t nall;
-	struct mw_mapping **all = all_mappings(m, &nall);
-	for (size_t i = 0; i < nall; i++) {
-		const struct mw_mapping *mp = all[i];
-		int64_t took = MW_MIN(mp->it1_rss, mp->rss_peak);
-
-		/* A piece split off after the first iteration carries the whole
-		 * mapping's figure: of the unmapped, only the first iteration's
-		 * own that outlived it. */
-		if (took <= 0 || (mp->unmapped && (mp->born_iter != 1 ||
-						   mp->died_ns <= ph->it[0].end.ts)))
-			continue;
-		v[n++] = (struct took){ mp, took };
-		fault_in += took;
-		sites_add(&acc, first_site(mp), took, mp->end - mp->start);
-	}
-	sort_n(v, n, sizeof(*v), took_cmp);
-	f = fnew(out, MW_F_FIRST_TOUCH, MW_SEV_INFO);
-	f->summary = xprintf("the first iteration takes %s page faults (RSS %s, %.3f s) where a "
-			     "steady one takes %s (%.3f s): %s faulted into %zu mapping%s",
-			     commas((uint64_t)f1, b[0]), hum(rss1, b[1]), ns1 / 1e9,
-			     commas((uint64_t)faults.median, b[2]), ns.median / 1e9,
-			     hum(fault_in, b[3]), n, n == 1 ? "" : "s");
-	fnum(f, "first_faults", f1);
-	fnum(f, "steady_faults", faults.median);
-	fnum(f, "first_rss_delta_bytes", rss1);
-	fnum(f, "steady_rss_delta_bytes", rss_steady);
-	fnum(f, "first_ns", ns1);
-	fnum(f, "steady_ns", ns.median);
-	fnum(f, "fault_in_bytes", fault_in);
-	fnum(f, "first_mappings", (int64_t)n);
-	for (size_t i = 0; i < n; i++)
-		fmap(f, a, v[i].mp, v[i].bytes, "first_iteration_rss_bytes", first_site(v[i].mp));
-	free(v);
-	fsites(f, a, &acc, NULL);
-	f->remedy = xprintf("if the first request's latency matters, fault these in at start-up: "
-			    "MAP_POPULATE, madvise(MADV_POPULATE_WRITE), or a warm-up iteration");
 }
 
 /* ---- released but kept -------------------------------------------------------- */
@@ -932,25 +622,25 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 	for (char *p = name; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
-	f = fnew(out, MW_F_KEPT, MW_SEV_WARNING);
-	f->summary = xprintf("after phase \"%s\" (it unmapped %s, RSS went %s by %s), %s that "
+	f = fi_new(out, MW_F_KEPT, MW_SEV_WARNING);
+	f->summary = fi_printf("after phase \"%s\" (it unmapped %s, RSS went %s by %s), %s that "
 			     "earlier phases faulted in is still resident in %zu mapping%s: %s",
-			     name, hum(freed_vm, b[0]), rss_drop >= 0 ? "down" : "up",
-			     hum(rss_drop >= 0 ? rss_drop : -rss_drop, b[1]), hum(total, b[2]),
+			     name, fi_hum(freed_vm, b[0]), rss_drop >= 0 ? "down" : "up",
+			     fi_hum(rss_drop >= 0 ? rss_drop : -rss_drop, b[1]), fi_hum(total, b[2]),
 			     nkept, nkept > 1 ? "s" : "", kept_why(k[0].mp));
-	fnum(f, "kept_rss_bytes", total);
-	fnum(f, "release_unmapped_bytes", freed_vm);
-	fnum(f, "release_rss_drop_bytes", rss_drop);
-	fnum(f, "rss_at_end_bytes", point_rss(&ph->v[ph->n - 1].end));
-	fnum(f, "release_phase", (int64_t)r);
+	fi_num(f, "kept_rss_bytes", total);
+	fi_num(f, "release_unmapped_bytes", freed_vm);
+	fi_num(f, "release_rss_drop_bytes", rss_drop);
+	fi_num(f, "rss_at_end_bytes", point_rss(&ph->v[ph->n - 1].end));
+	fi_num(f, "release_phase", (int64_t)r);
 	for (size_t q = 0; q < nk; q++) {
 		if (!k[q].grew)
 			continue;
-		fmap(f, a, k[q].mp, k[q].grew, "rss_kept_bytes", k[q].mp->stack);
-		sites_add(&acc, k[q].mp->stack, k[q].grew, k[q].mp->end - k[q].mp->start);
+		fi_map(f, a, k[q].mp, k[q].grew, "rss_kept_bytes", k[q].mp->stack);
+		fi_sites_add(&acc, k[q].mp->stack, k[q].grew, k[q].mp->end - k[q].mp->start);
 	}
 	free(k);
-	fsites(f, a, &acc, NULL);
+	fi_sites(f, a, &acc, NULL);
 	f->remedy = mw_xstrdup(kept_remedy(main_kind));
 }
 
@@ -977,7 +667,7 @@ static void find_sparse(const struct mw_account *a, const struct mw_find_opts *o
 	char b[3][32];
 
 	size_t nall;
-	struct mw_mapping **all = all_mappings(m, &nall);
+	struct mw_mapping **all = fi_all_mappings(m, &nall);
 	for (size_t i = 0; i < nall; i++) {
 		struct mw_mapping *mp = all[i];
 		int pct = hists_touched_pct(mp);
@@ -995,27 +685,27 @@ static void find_sparse(const struct mw_account *a, const struct mw_find_opts *o
 		v[n++] = mp;
 		bytes += mp->end - mp->start;
 		peak += mp->rss_peak;
-		sites_add(&acc, mp->stack, (int64_t)(mp->end - mp->start), mp->end - mp->start);
+		fi_sites_add(&acc, mp->stack, (int64_t)(mp->end - mp->start), mp->end - mp->start);
 	}
 	if (!n) {
 		free(v);
 		return;
 	}
-	sort_n(v, n, sizeof(*v), by_size_desc);
-	f = fnew(out, MW_F_SPARSE, MW_SEV_INFO);
-	f->summary = xprintf("%zu mapping%s of %s in all never had more than %s resident "
+	fi_sort(v, n, sizeof(*v), by_size_desc);
+	f = fi_new(out, MW_F_SPARSE, MW_SEV_INFO);
+	f->summary = fi_printf("%zu mapping%s of %s in all never had more than %s resident "
 			     "(%.1f%%; each below %lld%% of its size)",
-			     n, n > 1 ? "s" : "", hum(bytes, b[0]), hum(peak, b[1]),
+			     n, n > 1 ? "s" : "", fi_hum(bytes, b[0]), fi_hum(peak, b[1]),
 			     bytes ? 100.0 * peak / bytes : 0.0,
 			     (long long)o->t[MW_T_SPARSE_PCT]);
-	fnum(f, "mappings", (int64_t)n);
-	fnum(f, "mapped_bytes", bytes);
-	fnum(f, "rss_peak_bytes", peak);
+	fi_num(f, "mappings", (int64_t)n);
+	fi_num(f, "mapped_bytes", bytes);
+	fi_num(f, "rss_peak_bytes", peak);
 	for (size_t i = 0; i < n; i++)
-		fmap(f, a, v[i], v[i]->rss_peak, "rss_peak_bytes", v[i]->stack);
+		fi_map(f, a, v[i], v[i]->rss_peak, "rss_peak_bytes", v[i]->stack);
 	free(v);
-	fsites(f, a, &acc, NULL);
-	f->remedy = xprintf("untouched pages cost VM, not RSS (they count against RLIMIT_AS, "
+	fi_sites(f, a, &acc, NULL);
+	f->remedy = fi_printf("untouched pages cost VM, not RSS (they count against RLIMIT_AS, "
 			    "overcommit and VmSize-based limits): map what is used, or reserve "
 			    "with PROT_NONE/MAP_NORESERVE if the reservation is meant");
 }
@@ -1079,7 +769,7 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 
 	/* Per call site (one group without --stacks). */
 	size_t nall;
-	struct mw_mapping **all = all_mappings(m, &nall);
+	struct mw_mapping **all = fi_all_mappings(m, &nall);
 	for (size_t i = 0; i < nall; i++) {
 		const struct mw_mapping *mp = all[i];
 		int64_t r, u;
@@ -1122,23 +812,23 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 		if (t <= 0 || !(w = wsite_of(s, &by, mp->stack)) || !w->fires)
 			continue;
 		v[n++] = (struct took){ mp, t };
-		sites_add(&acc, mp->stack, t, mp->end - mp->start);
+		fi_sites_add(&acc, mp->stack, t, mp->end - mp->start);
 	}
-	sort_n(v, n, sizeof(*v), took_cmp);
-	f = fnew(out, MW_F_WASTE, rounded + untouched >= 10 * MW_MAX(o->t[MW_T_WASTE_BYTES], 1) ?
+	fi_sort(v, n, sizeof(*v), fi_took_cmp);
+	f = fi_new(out, MW_F_WASTE, rounded + untouched >= 10 * MW_MAX(o->t[MW_T_WASTE_BYTES], 1) ?
 		 MW_SEV_WARNING : MW_SEV_INFO);
-	f->summary = xprintf("%zu small mapping%s (up to %s each) map %s, of which %s (%.0f%%) is "
+	f->summary = fi_printf("%zu small mapping%s (up to %s each) map %s, of which %s (%.0f%%) is "
 			     "waste: %s beyond the lengths asked for (rounding) and %s asked for "
 			     "but never touched past what was used (padding, alignment)",
-			     n, n == 1 ? "" : "s", hum(o->t[MW_T_WASTE_SIZE], b[0]), hum(mapped, b[1]),
-			     hum(rounded + untouched, b[2]),
+			     n, n == 1 ? "" : "s", fi_hum(o->t[MW_T_WASTE_SIZE], b[0]), fi_hum(mapped, b[1]),
+			     fi_hum(rounded + untouched, b[2]),
 			     mapped ? 100.0 * (rounded + untouched) / mapped : 0.0,
-			     hum(rounded, b[3]), hum(untouched, (char[32]){ 0 }));
-	fnum(f, "mappings", (int64_t)n);
-	fnum(f, "mapped_bytes", mapped);
-	fnum(f, "waste_bytes", rounded + untouched);
-	fnum(f, "rounded_bytes", rounded);
-	fnum(f, "untouched_bytes", untouched);
+			     fi_hum(rounded, b[3]), fi_hum(untouched, (char[32]){ 0 }));
+	fi_num(f, "mappings", (int64_t)n);
+	fi_num(f, "mapped_bytes", mapped);
+	fi_num(f, "waste_bytes", rounded + untouched);
+	fi_num(f, "rounded_bytes", rounded);
+	fi_num(f, "untouched_bytes", untouched);
 	/* Alike mappings (size, kind, path, call site) are one row. */
 	for (size_t i = 0; i < n; i++) {
 		const struct mw_mapping *mp = v[i].mp;
@@ -1159,72 +849,19 @@ static void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 			f->maps[k].value += v[i].bytes;
 			f->maps[k].unmapped = f->maps[k].unmapped && mp->unmapped;
 		} else {
-			fmap(f, a, mp, v[i].bytes, "waste_bytes", mp->stack);
+			fi_map(f, a, mp, v[i].bytes, "waste_bytes", mp->stack);
 		}
 	}
 	free(v);
 	free(s);
 	idmap_free(&by);
-	fsites(f, a, &acc, NULL);
+	fi_sites(f, a, &acc, NULL);
 	f->remedy = rounded >= untouched ?
-		xprintf("ask for page multiples, or pack small buffers into one mapping (a slab "
+		fi_printf("ask for page multiples, or pack small buffers into one mapping (a slab "
 			"or an arena)") :
-		xprintf("pad small buffers to the page (%llu KiB), not to a large alignment, or "
+		fi_printf("pad small buffers to the page (%llu KiB), not to a large alignment, or "
 			"pack them into one mapping (a slab or an arena)",
 			(unsigned long long)(mw_page_size() >> 10));
-}
-
-/* ---- leak ----------------------------------------------------------------------- */
-
-static void find_leak(const struct mw_account *a, const struct mw_find_opts *o,
-		      struct mw_findings *out)
-{
-	const struct mw_phases *ph = &a->phases;
-	const struct mw_model *m = &a->model;
-	size_t k = ph->settled_after;
-	struct dist rss, vm, growth;
-	struct sites acc = { 0 };
-	struct mw_finding *f;
-	struct mw_mapping *mp;
-	int64_t grown = 0;
-	size_t n = 0;
-	char b[6][32];
-
-	if (!ph->growing || k >= ph->nit)
-		return;
-	growth = it_dist(ph, k, IT_GROWTH);
-	if (growth.median < o->t[MW_T_LEAK_BYTES])
-		return;
-	rss = it_dist(ph, k, IT_RSS);
-	vm = it_dist(ph, k, IT_VM);
-	f = fnew(out, MW_F_LEAK, MW_SEV_HIGH);
-	model_for_each(mp, m) {
-		if (!phases_mapping_grows(ph, mp))
-			continue;
-		n++;
-		grown += mapping_rss_total(mp);
-		fmap(f, a, mp, mapping_rss_total(mp), "rss_bytes", mp->stack);
-		sites_add(&acc, mp->stack, mapping_rss_total(mp), mp->end - mp->start);
-	}
-	f->summary = xprintf("memory keeps growing after iteration %zu: %zu steady iterations add "
-			     "%s of RSS and %s of VM, %s RSS per iteration (median; from %s to "
-			     "%s), in %zu growing mapping%s",
-			     k, ph->nit - k, hum(rss.sum, b[0]), hum(vm.sum, b[1]),
-			     hum(rss.median, b[2]), hum(rss.min, b[3]), hum(rss.max, b[4]), n,
-			     n == 1 ? "" : "s");
-	fnum(f, "settled_after", (int64_t)k);
-	fnum(f, "steady_iterations", (int64_t)(ph->nit - k));
-	fnum(f, "rss_growth_bytes", rss.sum);
-	fnum(f, "vm_growth_bytes", vm.sum);
-	fnum(f, "rss_per_iteration", rss.median);
-	fnum(f, "rss_per_iteration_min", rss.min);
-	fnum(f, "rss_per_iteration_max", rss.max);
-	fnum(f, "vm_per_iteration", vm.median);
-	fnum(f, "vm_per_iteration_min", vm.min);
-	fnum(f, "vm_per_iteration_max", vm.max);
-	fnum(f, "growing_mappings", (int64_t)n);
-	fnum(f, "growing_mappings_rss_bytes", grown);
-	fsites(f, a, &acc, NULL);
 }
 
 /* ---- all of them ---------------------------------------------------------------- */
@@ -1256,7 +893,7 @@ void findings_compute(const struct mw_account *a, const struct mw_find_opts *o,
 	find_kept(a, o, out);
 	find_sparse(a, o, out);
 	find_waste(a, o, out);
-	sort_n(out->v, out->n, sizeof(*out->v), finding_cmp);
+	fi_sort(out->v, out->n, sizeof(*out->v), finding_cmp);
 }
 
 /* ---- host-wide ------------------------------------------------------------------ */
@@ -1376,21 +1013,21 @@ void hfind_exit(struct mw_hfind *h, const struct mw_find_opts *o, const struct m
 	for (char *q = comm; *q; q++)
 		if ((unsigned char)*q < 0x20 || *q == 0x7f)
 			*q = '?';
-	f = fnew(&h->exits, MW_F_HOST_EXIT_PEAK, MW_SEV_INFO);
+	f = fi_new(&h->exits, MW_F_HOST_EXIT_PEAK, MW_SEV_INFO);
 	f->pid = p->pid;
 	memcpy(f->comm, p->comm, sizeof(f->comm));
-	f->summary = xprintf("PID %u (%s) peaked at %s of RSS but held %s when it exited "
+	f->summary = fi_printf("PID %u (%s) peaked at %s of RSS but held %s when it exited "
 			     "(%s above): size its memory limit for the peak, not the end",
-			     p->pid, comm, hum(peak, b[0]), hum(end, b[1]), hum(peak - end, b[2]));
-	fnum(f, "rss_peak_bytes", peak);
-	fnum(f, "rss_at_exit_bytes", end);
-	fnum(f, "vm_peak_bytes", (int64_t)p->vm_peak);
-	fnum(f, "vm_at_exit_bytes", (int64_t)p->vm);
+			     p->pid, comm, fi_hum(peak, b[0]), fi_hum(end, b[1]), fi_hum(peak - end, b[2]));
+	fi_num(f, "rss_peak_bytes", peak);
+	fi_num(f, "rss_at_exit_bytes", end);
+	fi_num(f, "vm_peak_bytes", (int64_t)p->vm_peak);
+	fi_num(f, "vm_at_exit_bytes", (int64_t)p->vm);
 }
 
 static void copy_finding(struct mw_findings *out, const struct mw_finding *src)
 {
-	struct mw_finding *f = fnew(out, src->kind, src->severity);
+	struct mw_finding *f = fi_new(out, src->kind, src->severity);
 
 	*f = *src;
 	f->summary = mw_xstrdup(src->summary);
@@ -1418,23 +1055,23 @@ void hfind_findings(const struct mw_hfind *h, const struct mw_find_opts *o,
 		for (char *q = comm; *q; q++)
 			if ((unsigned char)*q < 0x20 || *q == 0x7f)
 				*q = '?';
-		f = fnew(out, MW_F_HOST_GROWTH, MW_SEV_WARNING);
+		f = fi_new(out, MW_F_HOST_GROWTH, MW_SEV_WARNING);
 		f->pid = e->pid;
 		memcpy(f->comm, e->comm, sizeof(f->comm));
-		f->summary = xprintf("PID %u (%s): RSS grew in each of %u intervals in a row, from "
+		f->summary = fi_printf("PID %u (%s): RSS grew in each of %u intervals in a row, from "
 				     "%s to %s (%s, %s per interval)%s",
-				     e->pid, comm, e->best, hum(e->best_rss0, b[0]),
-				     hum(e->best_rss1, b[1]), hum(grew, b[2]),
-				     hum(grew / (int64_t)e->best, (char[32]){ 0 }),
+				     e->pid, comm, e->best, fi_hum(e->best_rss0, b[0]),
+				     fi_hum(e->best_rss1, b[1]), fi_hum(grew, b[2]),
+				     fi_hum(grew / (int64_t)e->best, (char[32]){ 0 }),
 				     e->exited ? "; it has exited since" : "");
-		fnum(f, "intervals", e->best);
-		fnum(f, "rss_from_bytes", e->best_rss0);
-		fnum(f, "rss_to_bytes", e->best_rss1);
-		fnum(f, "rss_growth_bytes", grew);
-		fnum(f, "rss_growth_per_interval", grew / (int64_t)e->best);
-		fnum(f, "until_ns", (int64_t)(e->best_t1 > start_ns ? e->best_t1 - start_ns : 0));
+		fi_num(f, "intervals", e->best);
+		fi_num(f, "rss_from_bytes", e->best_rss0);
+		fi_num(f, "rss_to_bytes", e->best_rss1);
+		fi_num(f, "rss_growth_bytes", grew);
+		fi_num(f, "rss_growth_per_interval", grew / (int64_t)e->best);
+		fi_num(f, "until_ns", (int64_t)(e->best_t1 > start_ns ? e->best_t1 - start_ns : 0));
 	}
 	for (size_t i = 0; i < h->exits.n; i++)
 		copy_finding(out, &h->exits.v[i]);
-	sort_n(out->v, out->n, sizeof(*out->v), finding_cmp);
+	fi_sort(out->v, out->n, sizeof(*out->v), finding_cmp);
 }

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * findings_iter.c — the detectors that read iterations and phases:
+ * steady-state churn, first-touch cost, leak, and churn inside a phase.
+ * Pure code: tests/unit/test_findings.c.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/findings_impl.h"
+#include "analysis/phase.h"
+#include "util.h"
+
+/* ---- iterations ---------------------------------------------------------- */
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+struct dist {
+	int64_t median, min, max, sum;
+	size_t n;
+};
+
+/* The distribution of v[0..n) (sorts it). */
+static struct dist dist_of(int64_t *v, size_t n)
+{
+	struct dist d = { 0 };
+
+	if (!n)
+		return d;
+	fi_sort(v, n, sizeof(*v), cmp_i64);
+	d.n = n;
+	d.min = v[0];
+	d.max = v[n - 1];
+	d.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	for (size_t i = 0; i < n; i++)
+		d.sum += v[i];
+	return d;
+}
+
+enum it_field { IT_VM, IT_RSS, IT_FAULTS, IT_MAPPED, IT_UNMAPPED, IT_NS, IT_GROWTH };
+
+static int64_t it_value(const struct mw_iter *it, enum it_field fld)
+{
+	int64_t vm = (int64_t)it->end.vm - (int64_t)it->start.vm;
+	int64_t rss = point_rss(&it->end) - point_rss(&it->start);
+
+	switch (fld) {
+	case IT_VM: return vm;
+	case IT_RSS: return rss;
+	case IT_FAULTS: return (int64_t)(it->end.faults - it->start.faults);
+	case IT_MAPPED: return (int64_t)(it->end.mapped - it->start.mapped);
+	case IT_UNMAPPED: return (int64_t)(it->end.unmapped - it->start.unmapped);
+	case IT_NS: return (int64_t)(it->end.ts - it->start.ts);
+	case IT_GROWTH: return MW_MAX(vm, rss);
+	}
+	return 0;
+}
+
+/* Iterations [from, nit) of field fld. */
+static struct dist it_dist(const struct mw_phases *ph, size_t from, enum it_field fld)
+{
+	int64_t *v = mw_xcalloc(ph->nit + 1, sizeof(*v));
+	size_t n = 0;
+	struct dist d;
+
+	for (size_t i = from; i < ph->nit; i++)
+		v[n++] = it_value(&ph->it[i], fld);
+	d = dist_of(v, n);
+	free(v);
+	return d;
+}
+
+/* ---- steady-state churn ------------------------------------------------------ */
+
+/* Unmapped mappings of one kind, size and path: "10 x 24.5 MiB anon". */
+struct churn_group {
+	const struct mw_mapping *mp;	/* the first one */
+	uint64_t count, bytes, faults;
+};
+
+static void churn_remedy(struct mw_finding *f, size_t glibc, bool stacks, uint64_t max_size,
+			 bool mapping, bool heap)
+{
+	char b[32];
+	uint64_t mib = (max_size + MIB - 1) / MIB * MIB;
+
+	if (heap) {	/* setting one of them ends glibc's dynamic thresholds: all three */
+		uint64_t thr = MW_MIN(mib, (uint64_t)(32 * MIB));
+
+		f->remedy = fi_printf("glibc malloc trims the heap's free top back to the kernel "
+				    "(brk) and grows it again every iteration: keep it with "
+				    "MALLOC_MMAP_THRESHOLD_=%llu MALLOC_TRIM_THRESHOLD_=%llu "
+				    "MALLOC_TOP_PAD_=%llu (%s), or reuse the buffers (a pool)",
+				    (unsigned long long)thr, (unsigned long long)(2 * mib),
+				    (unsigned long long)mib, fi_hum((int64_t)mib, b));
+		return;
+	}
+	if (!mapping) {
+		f->remedy = fi_printf("memory is given back and faulted in again each iteration: "
+				    "keep it (a pool; glibc: MALLOC_TRIM_THRESHOLD_ and "
+				    "MALLOC_TOP_PAD_ larger than an iteration's peak)");
+		return;
+	}
+	if (glibc || !stacks) {
+		const char *who = glibc ? "glibc malloc gives each chunk above its mmap threshold "
+					  "back to the kernel on free" :
+					  "if these are malloc'd buffers (--stacks tells), glibc gives "
+					  "chunks above its mmap threshold back on free";
+
+		if (mib <= 32 * MIB)
+			f->remedy = fi_printf("%s: keep them in the heap with MALLOC_MMAP_THRESHOLD_=%llu "
+					    "MALLOC_TRIM_THRESHOLD_=%llu MALLOC_TOP_PAD_=%llu (%s), "
+					    "or reuse the buffers (a pool)", who,
+					    (unsigned long long)mib, (unsigned long long)(2 * mib),
+					    (unsigned long long)mib, fi_hum((int64_t)mib, b));
+		else	/* the threshold cannot go above 32 MiB */
+			f->remedy = fi_printf("%s; chunks of %s are above the largest "
+					    "MALLOC_MMAP_THRESHOLD_ (32 MiB): MALLOC_MMAP_MAX_=0 "
+					    "MALLOC_TRIM_THRESHOLD_=%llu MALLOC_TOP_PAD_=%llu keep them "
+					    "in the heap, or reuse the buffers (a pool)", who,
+					    fi_hum((int64_t)max_size, b), (unsigned long long)(4 * mib),
+					    (unsigned long long)mib);
+		return;
+	}
+	f->remedy = fi_printf("map the buffers once and reuse them across iterations (a pool), "
+			    "or raise the allocator's retention (its decay/trim settings)");
+}
+
+void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
+		struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_model *m = &a->model;
+	size_t s0 = MW_MAX(ph->settled_after, (size_t)1), ngroups = 0;
+	struct dist vm, mapped, unmapped, faults;
+	struct churn_group *g;
+	struct sites acc = { 0 };
+	struct mw_finding *f;
+	uint64_t t0, t1, max_size = 0, glibc_max = 0, churn_faults = 0, churn_maps = 0;
+	uint64_t heap_bytes = 0, all_bytes = 0;
+	size_t steady, glibc;
+	char b[4][32];
+	bool mapping;
+
+	if (ph->growing || ph->nit < s0 + 2)
+		return;
+	steady = ph->nit - s0;
+	vm = it_dist(ph, s0, IT_VM);
+	mapped = it_dist(ph, s0, IT_MAPPED);
+	unmapped = it_dist(ph, s0, IT_UNMAPPED);
+	faults = it_dist(ph, s0, IT_FAULTS);
+	mapping = MW_MIN(mapped.median, unmapped.median) >= o->t[MW_T_CHURN_BYTES];
+	if (!mapping && faults.median < o->t[MW_T_CHURN_FAULTS])
+		return;
+	/* What went in the steady state: unmapped while a steady iteration ran. */
+	t0 = ph->it[s0].start.ts;
+	t1 = ph->it[ph->nit - 1].end.ts;
+	g = mw_xcalloc(MW_FMAX_MAPS * 4 + 1, sizeof(*g));
+	for (size_t i = 0; i < m->ndead; i++) {
+		const struct mw_mapping *mp = m->dead[i];
+		uint64_t size = mp->end - mp->start;
+		size_t k;
+
+		if (mp->died_ns <= t0 || mp->died_ns > t1)
+			continue;
+		churn_maps++;
+		churn_faults += mp->faults;
+		all_bytes += size;
+		if (mp->kind == MW_K_HEAP)
+			heap_bytes += size;
+		max_size = MW_MAX(max_size, size);
+		fi_sites_add(&acc, mp->stack, (int64_t)size, size);
+		for (k = 0; k < ngroups; k++)
+			if (g[k].mp->kind == mp->kind && g[k].mp->end - g[k].mp->start == size &&
+			    !strcmp(g[k].mp->path ? g[k].mp->path : "", mp->path ? mp->path : ""))
+				break;
+		if (k == ngroups && ngroups < MW_FMAX_MAPS * 4)
+			g[ngroups++].mp = mp;
+		if (k < ngroups) {
+			g[k].count++;
+			g[k].bytes += size;
+			g[k].faults += mp->faults;
+		}
+	}
+	f = fi_new(out, MW_F_CHURN, faults.median >= 10 * MW_MAX(o->t[MW_T_CHURN_FAULTS], 1) ||
+		 mapped.median >= 10 * MW_MAX(o->t[MW_T_CHURN_BYTES], 1) ? MW_SEV_HIGH :
+		 MW_SEV_WARNING);
+	f->summary = fi_printf("the steady state is flat in VM (%s over %zu iterations) but each "
+			     "iteration maps %s, unmaps %s and takes %s page faults "
+			     "(median; %s faults in all)",
+			     fi_hum(vm.sum, b[0]), steady, fi_hum(mapped.median, b[1]),
+			     fi_hum(unmapped.median, b[2]), fi_commas((uint64_t)faults.median, b[3]),
+			     fi_commas((uint64_t)faults.sum, (char[32]){ 0 }));
+	fi_num(f, "steady_iterations", (int64_t)steady);
+	fi_num(f, "vm_delta_bytes", vm.sum);
+	fi_num(f, "mapped_bytes_per_iteration", mapped.median);
+	fi_num(f, "unmapped_bytes_per_iteration", unmapped.median);
+	fi_num(f, "faults_per_iteration", faults.median);
+	fi_num(f, "faults_per_iteration_min", faults.min);
+	fi_num(f, "faults_per_iteration_max", faults.max);
+	fi_num(f, "faults", faults.sum);
+	fi_num(f, "mapped_bytes", mapped.sum);
+	fi_num(f, "unmapped_bytes", unmapped.sum);
+	fi_num(f, "churned_mappings", (int64_t)churn_maps);
+	fi_num(f, "churned_mapping_faults", (int64_t)churn_faults);
+	/* biggest groups first */
+	for (size_t i = 0; i < ngroups; i++)
+		for (size_t k = i + 1; k < ngroups; k++)
+			if (g[k].bytes > g[i].bytes) {
+				struct churn_group t = g[i];
+
+				g[i] = g[k];
+				g[k] = t;
+			}
+	for (size_t i = 0; i < ngroups; i++) {
+		struct mw_fmap *mm = fi_map(f, a, g[i].mp, (int64_t)g[i].bytes, "unmapped_bytes",
+					  g[i].mp->stack);
+
+		if (mm)
+			mm->count = g[i].count;
+	}
+	free(g);
+	glibc = fi_sites(f, a, &acc, &glibc_max);
+	churn_remedy(f, glibc, callsites_any(&a->sites), glibc ? glibc_max : max_size, mapping,
+		     all_bytes && heap_bytes * 2 > all_bytes);
+}
+
+/* ---- first-touch cost -------------------------------------------------------- */
+
+/* Who touched it first: the first fault's stack if the mapping is the first
+ * iteration's own; a mapping it grew (merged into) had its first fault
+ * long before, so then who mapped most of it. */
+static uint32_t first_site(const struct mw_mapping *mp)
+{
+	return mp->born_iter == 1 && mp->fault_stack ? mp->fault_stack : mp->stack;
+}
+
+void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
+		      struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_model *m = &a->model;
+	size_t s0 = MW_MAX(ph->settled_after, (size_t)1);
+	struct dist faults, ns;
+	int64_t f1, rss1, ns1, rss_steady, fault_in = 0;
+	struct took *v;
+	struct sites acc = { 0 };
+	struct mw_finding *f;
+	size_t n = 0;
+	char b[4][32];
+
+	if (ph->nit < 2 || s0 >= ph->nit)
+		return;
+	faults = it_dist(ph, s0, IT_FAULTS);
+	ns = it_dist(ph, s0, IT_NS);
+	f1 = it_value(&ph->it[0], IT_FAULTS);
+	rss1 = it_value(&ph->it[0], IT_RSS);
+	ns1 = it_value(&ph->it[0], IT_NS);
+	rss_steady = it_dist(ph, s0, IT_RSS).median;
+	if ((f1 < faults.median + o->t[MW_T_FIRST_FAULTS] ||
+	     f1 < o->t[MW_T_FIRST_RATIO] * MW_MAX(faults.median, 1)) &&
+	    (rss1 < rss_steady + o->t[MW_T_FIRST_BYTES] ||
+	     rss1 < o->t[MW_T_FIRST_RATIO] * MW_MAX(rss_steady, 1)))
+		return;
+	/* The mappings the first iteration faulted into, by how much. */
+	v = mw_xcalloc(m->nlive + m->ndead + 1, sizeof(*v));
+	size_t nall;
+	struct mw_mapping **all = fi_all_mappings(m, &nall);
+	for (size_t i = 0; i < nall; i++) {
+		const struct mw_mapping *mp = all[i];
+		int64_t took = MW_MIN(mp->it1_rss, mp->rss_peak);
+
+		/* A piece split off after the first iteration carries the whole
+		 * mapping's figure: of the unmapped, only the first iteration's
+		 * own that outlived it. */
+		if (took <= 0 || (mp->unmapped && (mp->born_iter != 1 ||
+						   mp->died_ns <= ph->it[0].end.ts)))
+			continue;
+		v[n++] = (struct took){ mp, took };
+		fault_in += took;
+		fi_sites_add(&acc, first_site(mp), took, mp->end - mp->start);
+	}
+	fi_sort(v, n, sizeof(*v), fi_took_cmp);
+	f = fi_new(out, MW_F_FIRST_TOUCH, MW_SEV_INFO);
+	f->summary = fi_printf("the first iteration takes %s page faults (RSS %s, %.3f s) where a "
+			     "steady one takes %s (%.3f s): %s faulted into %zu mapping%s",
+			     fi_commas((uint64_t)f1, b[0]), fi_hum(rss1, b[1]), ns1 / 1e9,
+			     fi_commas((uint64_t)faults.median, b[2]), ns.median / 1e9,
+			     fi_hum(fault_in, b[3]), n, n == 1 ? "" : "s");
+	fi_num(f, "first_faults", f1);
+	fi_num(f, "steady_faults", faults.median);
+	fi_num(f, "first_rss_delta_bytes", rss1);
+	fi_num(f, "steady_rss_delta_bytes", rss_steady);
+	fi_num(f, "first_ns", ns1);
+	fi_num(f, "steady_ns", ns.median);
+	fi_num(f, "fault_in_bytes", fault_in);
+	fi_num(f, "first_mappings", (int64_t)n);
+	for (size_t i = 0; i < n; i++)
+		fi_map(f, a, v[i].mp, v[i].bytes, "first_iteration_rss_bytes", first_site(v[i].mp));
+	free(v);
+	fi_sites(f, a, &acc, NULL);
+	f->remedy = fi_printf("if the first request's latency matters, fault these in at start-up: "
+			    "MAP_POPULATE, madvise(MADV_POPULATE_WRITE), or a warm-up iteration");
+}
+
+/* ---- leak --------------------------------------------------------------------- */
+
+void find_leak(const struct mw_account *a, const struct mw_find_opts *o,
+	       struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_model *m = &a->model;
+	size_t k = ph->settled_after;
+	struct dist rss, vm, growth;
+	struct sites acc = { 0 };
+	struct mw_finding *f;
+	struct mw_mapping *mp;
+	int64_t grown = 0;
+	size_t n = 0;
+	char b[6][32];
+
+	if (!ph->growing || k >= ph->nit)
+		return;
+	growth = it_dist(ph, k, IT_GROWTH);
+	if (growth.median < o->t[MW_T_LEAK_BYTES])
+		return;
+	rss = it_dist(ph, k, IT_RSS);
+	vm = it_dist(ph, k, IT_VM);
+	f = fi_new(out, MW_F_LEAK, MW_SEV_HIGH);
+	model_for_each(mp, m) {
+		if (!phases_mapping_grows(ph, mp))
+			continue;
+		n++;
+		grown += mapping_rss_total(mp);
+		fi_map(f, a, mp, mapping_rss_total(mp), "rss_bytes", mp->stack);
+		fi_sites_add(&acc, mp->stack, mapping_rss_total(mp), mp->end - mp->start);
+	}
+	f->summary = fi_printf("memory keeps growing after iteration %zu: %zu steady iterations add "
+			     "%s of RSS and %s of VM, %s RSS per iteration (median; from %s to "
+			     "%s), in %zu growing mapping%s",
+			     k, ph->nit - k, fi_hum(rss.sum, b[0]), fi_hum(vm.sum, b[1]),
+			     fi_hum(rss.median, b[2]), fi_hum(rss.min, b[3]), fi_hum(rss.max, b[4]), n,
+			     n == 1 ? "" : "s");
+	fi_num(f, "settled_after", (int64_t)k);
+	fi_num(f, "steady_iterations", (int64_t)(ph->nit - k));
+	fi_num(f, "rss_growth_bytes", rss.sum);
+	fi_num(f, "vm_growth_bytes", vm.sum);
+	fi_num(f, "rss_per_iteration", rss.median);
+	fi_num(f, "rss_per_iteration_min", rss.min);
+	fi_num(f, "rss_per_iteration_max", rss.max);
+	fi_num(f, "vm_per_iteration", vm.median);
+	fi_num(f, "vm_per_iteration_min", vm.min);
+	fi_num(f, "vm_per_iteration_max", vm.max);
+	fi_num(f, "growing_mappings", (int64_t)n);
+	fi_num(f, "growing_mappings_rss_bytes", grown);
+	fi_sites(f, a, &acc, NULL);
+}

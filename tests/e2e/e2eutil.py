@@ -12,6 +12,57 @@ KIB = 1024
 MIB = 1024 * KIB
 
 
+# ---- every JSON memwatch writes, audited as the tests read it -----------------
+#
+# A mapping's RSS is a whole number of pages and never negative (issue 26:
+# an unmapped mapping split in two once carried +1408 and -1408 bytes).
+# Every test reads memwatch's JSON with json.loads(); the runners (e2e,
+# robustness, realworld) import this module first, so each mapping of
+# each output they read is checked here, and audit_check() makes the sum
+# one check at the end of the run.
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+AUDIT = {"outputs": 0, "mappings": 0, "bad": []}
+_json_loads = json.loads
+_RSS_FIELDS = ("rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes", "swap_bytes")
+
+
+def _audit(obj):
+    if isinstance(obj, dict):
+        maps = obj.get("mappings")
+        if isinstance(maps, list) and maps and isinstance(maps[0], dict) and "rss_bytes" in maps[0]:
+            AUDIT["outputs"] += 1
+            for m in maps:
+                AUDIT["mappings"] += 1
+                bad = {k: m[k] for k in _RSS_FIELDS
+                       if isinstance(m.get(k), int) and (m[k] < 0 or m[k] % PAGE_BYTES)}
+                if bad and len(AUDIT["bad"]) < 20:
+                    AUDIT["bad"].append(f"{m.get('start')} {m.get('kind')} {m.get('path')!r} {bad}")
+        for v in obj.values():
+            if isinstance(v, (dict, list)):
+                _audit(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            if isinstance(v, (dict, list)):
+                _audit(v)
+
+
+def _audited_loads(s, *args, **kwargs):
+    obj = _json_loads(s, *args, **kwargs)
+    _audit(obj)
+    return obj
+
+
+json.loads = _audited_loads
+
+
+def audit_check(c):
+    """One check: no mapping in any JSON read so far had negative or
+    partial-page RSS (the first offenders are named)."""
+    c.check(not AUDIT["bad"],
+            f"every mapping's RSS in whole pages, never negative ({AUDIT['mappings']} mappings "
+            f"in {AUDIT['outputs']} outputs{': ' + '; '.join(AUDIT['bad']) if AUDIT['bad'] else ''})")
+
+
 # How long a test waits for memwatch to attach.  Natively 0.2 s; under qemu's
 # TCG (tests/kernels) 5.10's verifier alone takes ~10 s, more when the host
 # is busy.  Only a failing run waits this long.

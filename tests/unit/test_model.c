@@ -600,10 +600,10 @@ TEST(mprotect_split_oracle)
 	CHECK_EQ_INT(r->rss[MW_ANON], P);
 	CHECK_EQ_INT(mid->rss[MW_ANON], 2 * P);
 	CHECK_EQ_INT(l->rss[MW_FILE] + mid->rss[MW_FILE] + r->rss[MW_FILE], 0);
-	/* Swap is not in pagemap's answer: by size, unrounded. */
-	CHECK_EQ_INT(l->rss[MW_SWAP], 2048);
-	CHECK_EQ_INT(r->rss[MW_SWAP], 4096);
-	CHECK_EQ_INT(mid->rss[MW_SWAP], 2048);
+	/* Swap is not in pagemap's answer: by size, in whole pages. */
+	CHECK_EQ_INT(l->rss[MW_SWAP], 0);
+	CHECK_EQ_INT(r->rss[MW_SWAP], P);
+	CHECK_EQ_INT(mid->rss[MW_SWAP], P);
 	CHECK(!l->rss_estimated && !mid->rss_estimated && !r->rss_estimated);
 	CHECK_EQ_U64(l->faults, 2);
 	CHECK_EQ_U64(r->faults, 4);
@@ -621,7 +621,8 @@ TEST(split_oracle_clamps_and_shmem)
 	struct mw_mapping *mp, *mid;
 	const uint64_t A = 0x7f4000000000;
 
-	/* The oracle cannot give a part more than the whole had. */
+	/* The oracle cannot give a part more than the whole had, nor more
+	 * than its size: the rest takes the excess, and both are estimates. */
 	model_init(&m, 0);
 	use_oracle(&m, &o);
 	mp = add_vma(&m, A, A + 4 * P, RW, NULL, false);
@@ -629,10 +630,11 @@ TEST(split_oracle_clamps_and_shmem)
 	oracle_answer(&o, A, A + 2 * P, 10 * P, 7 * P);
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	CHECK_EQ_INT(o.calls, 1);
-	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_ANON], 3 * P);
+	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_ANON], 2 * P);
 	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_FILE], 0);
-	CHECK_EQ_INT(mid->rss[MW_ANON], 0);
+	CHECK_EQ_INT(mid->rss[MW_ANON], P);
 	CHECK_EQ_INT(mid->rss[MW_FILE], 0);
+	CHECK(live_at(&m, 0)->rss_estimated && mid->rss_estimated);
 	model_free(&m);
 
 	/* A shared anonymous mapping: pagemap's "file" pages are shmem. */
@@ -876,26 +878,75 @@ TEST(split_peak_whole_pages_within_size)
 	model_free(&m);
 }
 
-TEST(add_rss_peak)
+TEST(take_rss_bounds_and_peak)
 {
 	struct mw_mapping mp = { .start = 0x10000, .end = 0x10000 + 16 * P };
 
-	mapping_add_rss(&mp, MW_ANON, 3 * P);
+	CHECK_EQ_INT(mapping_take_rss(&mp, MW_ANON, 3 * P), 3 * P);
 	CHECK_EQ_INT(mp.rss[MW_ANON], 3 * P);
 	CHECK_EQ_INT(mp.rss_peak, 3 * P);
-	mapping_add_rss(&mp, MW_FILE, 2 * P);
+	mapping_take_rss(&mp, MW_FILE, 2 * P);
 	CHECK_EQ_INT(mp.rss_peak, 5 * P);
-	mapping_add_rss(&mp, MW_ANON, -4 * (int64_t)P);
-	CHECK_EQ_INT(mp.rss[MW_ANON], -(int64_t)P);
+	/* Never below 0: it gives only the 3 pages it has. */
+	CHECK_EQ_INT(mapping_take_rss(&mp, MW_ANON, -4 * (int64_t)P), -3 * (int64_t)P);
+	CHECK_EQ_INT(mp.rss[MW_ANON], 0);
 	CHECK_EQ_INT(mp.rss_peak, 5 * P);
-	mapping_add_rss(&mp, MW_SWAP, 100 * P);	/* swap is no peak */
+	/* Swap is no peak, and bounded by the size on its own. */
+	CHECK_EQ_INT(mapping_take_rss(&mp, MW_SWAP, 100 * P), 16 * P);
 	CHECK_EQ_INT(mp.rss_peak, 5 * P);
-	CHECK_EQ_INT(mp.rss[MW_SWAP], 100 * P);
-	mapping_add_rss(&mp, MW_SHMEM, 7 * P);
-	CHECK_EQ_INT(mp.rss_peak, 8 * P);
-	mapping_add_rss(&mp, -1, P);		/* out of range: ignored */
-	mapping_add_rss(&mp, MW_NR_MEMBERS, P);
-	CHECK_EQ_INT(mapping_rss_total(&mp), 8 * P);
+	/* Never above the size: 2 file pages leave room for 14. */
+	CHECK_EQ_INT(mapping_take_rss(&mp, MW_SHMEM, 20 * P), 14 * P);
+	CHECK_EQ_INT(mp.rss_peak, 16 * P);
+	CHECK_EQ_INT(mapping_take_rss(&mp, -1, P), 0);		/* out of range: ignored */
+	CHECK_EQ_INT(mapping_take_rss(&mp, MW_NR_MEMBERS, P), 0);
+	CHECK_EQ_INT(mapping_rss_total(&mp), 16 * P);
+}
+
+TEST(clamp_rss)
+{
+	struct mw_mapping mp = { .start = 0x10000, .end = 0x10000 + 4 * P };
+
+	CHECK(!mapping_clamp_rss(&mp));
+	mp.rss[MW_ANON] = -1408;
+	mp.rss[MW_FILE] = P + 1408;
+	CHECK(mapping_clamp_rss(&mp));
+	CHECK_EQ_INT(mp.rss[MW_ANON], 0);
+	CHECK_EQ_INT(mp.rss[MW_FILE], P);
+	mp.rss[MW_ANON] = 5 * P;
+	CHECK(mapping_clamp_rss(&mp));
+	CHECK_EQ_INT(mapping_rss_total(&mp), 4 * P);
+	CHECK_EQ_INT(mp.rss[MW_FILE], P);
+	CHECK(!mapping_clamp_rss(&mp));
+}
+
+/* The unmap of issue 26: 12 KiB + 510 MiB pieces, the large one holding
+ * all of it, the change spread by size.  Before: +1408 and -1408. */
+TEST(apportion_whole_pages_never_negative)
+{
+	struct mw_mapping a = { .start = 0x100000, .end = 0x100000 + 3 * P };
+	struct mw_mapping b = { .start = a.end, .end = a.end + 130560 * P };
+	struct mw_mapping *v[] = { &a, &b };
+	uint64_t w[] = { 3 * P, 130560 * P };
+
+	b.rss[MW_ANON] = 15000 * P;
+	/* Freed 15000 pages: the small piece has none to give. */
+	CHECK_EQ_INT(mappings_apportion(v, w, 2, MW_ANON, -15000 * (int64_t)P), 0);
+	CHECK_EQ_INT(a.rss[MW_ANON], 0);
+	CHECK_EQ_INT(b.rss[MW_ANON], 0);
+	/* 1000 pages more than there are: what nobody had is returned. */
+	b.rss[MW_ANON] = 10 * P;
+	CHECK_EQ_INT(mappings_apportion(v, w, 2, MW_ANON, -1010 * (int64_t)P), -1000 * (int64_t)P);
+	/* Gains: whole pages, the remainder where it fits, none past a size. */
+	CHECK_EQ_INT(mappings_apportion(v, w, 2, MW_FILE, 7 * P), 0);
+	CHECK_EQ_INT(a.rss[MW_FILE] % P, 0);
+	CHECK_EQ_INT(a.rss[MW_FILE] + b.rss[MW_FILE], 7 * P);
+	CHECK_EQ_INT(mappings_apportion(v, w, 2, MW_FILE, 300000 * P),
+		     (300000 - 130563 + 7) * P);
+	CHECK_EQ_INT(a.rss[MW_FILE], 3 * P);
+	CHECK_EQ_INT(b.rss[MW_FILE], 130560 * P);
+	/* Less than a page is nobody's. */
+	CHECK_EQ_INT(mappings_apportion(v, w, 2, MW_SWAP, 100), 100);
+	CHECK_EQ_INT(mappings_apportion(v, w, 0, MW_SWAP, P), P);
 }
 
 /* ---- names and perms -------------------------------------------------------- */
@@ -1490,7 +1541,9 @@ int main(void)
 	RUN(bury_and_fold);
 	RUN(vm_bytes_and_rss);
 	RUN(split_peak_whole_pages_within_size);
-	RUN(add_rss_peak);
+	RUN(take_rss_bounds_and_peak);
+	RUN(clamp_rss);
+	RUN(apportion_whole_pages_never_negative);
 	RUN(peak_whole_pages_within_size);
 	RUN(perms);
 	RUN(perms_to_flags);

@@ -51,6 +51,8 @@ void account_free(struct mw_account *a)
 	callsites_free(&a->sites);
 	phases_free(&a->phases);
 	free(a->marknames);
+	free(a->spread.v);
+	free(a->spread.w);
 	model_free(&a->model);
 }
 
@@ -126,8 +128,11 @@ static void apply_slot(struct mw_account *a, const struct mw_slot *s)
 		mp->rss[m] += s->rss[m];
 	mp->faults += s->faults;
 	/* Threads changing the counters at once can misplace a few pages
-	 * between mappings (fault.bpf.h): check this one when quiet. */
-	if (a->kstate.reorders || a->concurrent)
+	 * between mappings (fault.bpf.h): check this one when quiet.  One
+	 * that lost pages it never had is an estimate until then. */
+	if (mapping_clamp_rss(mp))
+		mp->rss_estimated = true;
+	if (a->kstate.reorders || a->concurrent || mp->rss_estimated)
 		model_set_recheck(&a->model, mp, true);
 	/* The most the slot held since its last harvest: faulted in. */
 	mapping_note_peak(mp, before + s->peak);
@@ -148,34 +153,36 @@ static void apply_deltas(struct mw_account *a, const struct mw_deltas_rec *d,
 }
 
 /* Spread RSS that a syscall changed over the mappings now in [lo, hi),
- * in proportion to how much of each the range covers. */
+ * in proportion to how much of each the range covers, in whole pages. */
 static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
 		       const __s64 delta[MW_NR_MEMBERS])
 {
-	struct mw_mapping *first, *mp;
-	uint64_t covered = 0;
+	struct mw_mapping *mp;
+	size_t n = 0;
 
 	if (!delta[0] && !delta[1] && !delta[2] && !delta[3])
 		return;
-	first = model_lower_bound(&a->model, lo);
-	for (mp = first; mp && mp->start < hi; mp = model_next(mp))
-		covered += MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
-	if (!covered) {
-		for (int k = 0; k < MW_NR_MEMBERS; k++)
-			a->lost_attr[k] += delta[k];
-		return;
+	for (mp = model_lower_bound(&a->model, lo); mp && mp->start < hi; mp = model_next(mp)) {
+		if (n == a->spread.cap) {
+			a->spread.cap = a->spread.cap ? a->spread.cap * 2 : 16;
+			a->spread.v = mw_xrealloc(a->spread.v, a->spread.cap, sizeof(*a->spread.v));
+			a->spread.w = mw_xrealloc(a->spread.w, a->spread.cap, sizeof(*a->spread.w));
+		}
+		a->spread.v[n] = mp;
+		a->spread.w[n++] = MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
 	}
-	for (mp = first; mp && mp->start < hi; mp = model_next(mp)) {
-		uint64_t part = MW_MIN(mp->end, hi) - MW_MAX(mp->start, lo);
+	for (int k = 0; k < MW_NR_MEMBERS; k++) {
+		int64_t left = mappings_apportion(a->spread.v, a->spread.w, n, k, delta[k]);
 
-		for (int k = 0; k < MW_NR_MEMBERS; k++)
-			mapping_add_rss(mp, k, mw_scale(delta[k], part, covered));
-		/* Divided by size over several mappings (MADV_DONTNEED across
-		 * a split), or more than it held: a guess; measure when quiet. */
-		if (part != covered || mp->rss[MW_ANON] < 0 || mp->rss[MW_FILE] < 0 ||
-		    mp->rss[MW_SHMEM] < 0)
-			model_set_recheck(&a->model, mp, true);
+		a->lost_attr[k] += left;
+		if (left && n)
+			a->spread.v[0]->rss_estimated = true;
 	}
+	/* Divided by size over several mappings (MADV_DONTNEED across a
+	 * split), or more than one held: a guess; measure when quiet. */
+	for (size_t i = 0; i < n; i++)
+		if (n > 1 || a->spread.v[i]->rss_estimated)
+			model_set_recheck(&a->model, a->spread.v[i], true);
 }
 
 /*
@@ -186,14 +193,14 @@ static void spread_rss(struct mw_account *a, uint64_t lo, uint64_t hi,
  */
 static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS])
 {
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, w[p->n ? p->n : 1];
 
 	for (size_t i = 0; i < p->n; i++)
-		bytes += p->v[i]->end - p->v[i]->start;
+		bytes += w[i] = p->v[i]->end - p->v[i]->start;
 	if (!bytes)
 		return;
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
-		int64_t had = 0, diff, given = 0;
+		int64_t had = 0, diff, taken;
 		struct mw_mapping *kept = NULL;
 
 		if (m == MW_SWAP)
@@ -203,26 +210,14 @@ static void settle_removed(struct mw_pieces *p, const __s64 delta[MW_NR_MEMBERS]
 		diff = -delta[m] - had;
 		if (!diff)
 			continue;
-		for (size_t i = 0; i < p->n; i++) {
-			struct mw_mapping *mp = p->v[i];
-			/* The last piece takes what rounding left over, so
-			 * that the pieces carry exactly -delta[m]. */
-			int64_t share = i + 1 < p->n ?
-				mw_scale(diff, mp->end - mp->start, bytes) :
-				diff - given;
-
-			given += share;
-			mp->rss[m] += share;
-			mapping_note_peak(mp, mapping_rss_total(mp));
-		}
+		/* By size, in whole pages, none below 0 or above its size. */
+		taken = diff - mappings_apportion(p->v, w, p->n, m, diff);
 		if (p->kept_left && p->kept_left->rss_estimated)
 			kept = p->kept_left;
 		else if (p->kept_right && p->kept_right->rss_estimated)
 			kept = p->kept_right;
-		if (kept) {
-			kept->rss[m] = MW_MAX(kept->rss[m] - diff, 0);
-			mapping_note_peak(kept, mapping_rss_total(kept));
-		}
+		if (kept)
+			mapping_take_rss(kept, m, -taken);
 	}
 }
 
@@ -348,8 +343,7 @@ static void remove_unmapped(struct mw_account *a, const struct mw_op_rec *r)
 			for (size_t i = 0; i < gone.n; i++)
 				had += gone.v[i]->rss[m];
 			if (m != MW_SWAP && -left[m] > had) {
-				mapping_add_rss(remapped, m, -(-left[m] - had));
-				left[m] = -had;
+				left[m] -= mapping_take_rss(remapped, m, left[m] + had);
 			}
 		}
 	}

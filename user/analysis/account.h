@@ -43,6 +43,11 @@ struct mw_account {
 	bool concurrent;	/* the kernel saw concurrent RSS changes */
 	uint64_t vm_mismatches;	/* model VM != kernel VM after a record */
 	int64_t lost_attr[MW_NR_MEMBERS]; /* slot RSS that found no mapping */
+	struct {			/* spread_rss()'s mappings and weights */
+		struct mw_mapping **v;
+		uint64_t *w;
+		size_t cap;
+	} spread;
 	uint64_t lost_attr_faults;
 	uint64_t execs;
 	/* The end measure (MW_SEED_MEASURE): when, the sums over its VMAs,

@@ -89,12 +89,82 @@ void mapping_note_peak(struct mw_mapping *mp, int64_t total)
 		mp->rss_peak = size;
 }
 
-void mapping_add_rss(struct mw_mapping *mp, int member, int64_t delta)
+/* Bytes member m of mp can still take (> 0) or give (< 0), whole pages. */
+static int64_t rss_room(const struct mw_mapping *mp, int m, bool give)
 {
-	if (member < 0 || member >= MW_NR_MEMBERS)
-		return;
+	int64_t size = (int64_t)(mp->end - mp->start);
+
+	if (give)
+		return -mw_page_floor(MW_MAX(mp->rss[m], 0));
+	return mw_page_floor(MW_MAX(size - (m == MW_SWAP ? mp->rss[MW_SWAP] :
+					    mapping_rss_total(mp)), 0));
+}
+
+int64_t mapping_take_rss(struct mw_mapping *mp, int member, int64_t delta)
+{
+	int64_t room;
+
+	if (member < 0 || member >= MW_NR_MEMBERS || !delta)
+		return 0;
+	room = rss_room(mp, member, delta < 0);
+	delta = delta < 0 ? MW_MAX(delta, room) : MW_MIN(delta, room);
 	mp->rss[member] += delta;
 	mapping_note_peak(mp, mapping_rss_total(mp));
+	return delta;
+}
+
+bool mapping_clamp_rss(struct mw_mapping *mp)
+{
+	bool changed = false;
+
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		int64_t v = MW_MAX(mw_page_floor(mp->rss[m]), 0);
+
+		changed |= v != mp->rss[m];
+		mp->rss[m] = v;
+	}
+	/* More resident than its size: the largest member gives way. */
+	while (mapping_rss_total(mp) > (int64_t)(mp->end - mp->start)) {
+		int big = MW_ANON;
+
+		if (mp->rss[MW_FILE] > mp->rss[big])
+			big = MW_FILE;
+		if (mp->rss[MW_SHMEM] > mp->rss[big])
+			big = MW_SHMEM;
+		mp->rss[big] -= MW_MIN(mp->rss[big], mapping_rss_total(mp) -
+				       (int64_t)(mp->end - mp->start));
+		changed = true;
+	}
+	return changed;
+}
+
+int64_t mappings_apportion(struct mw_mapping *const *v, const uint64_t *w, size_t n,
+			   int member, int64_t delta)
+{
+	int64_t ps = (int64_t)mw_page_size(), pages = delta / ps, rest;
+	uint64_t wsum = 0;
+	size_t heavy = 0;
+
+	for (size_t i = 0; i < n; i++)
+		wsum += w[i];
+	if (!wsum || member < 0 || member >= MW_NR_MEMBERS)
+		return delta;
+	rest = delta - pages * ps;	/* less than a page: nobody's */
+	delta = pages * ps;
+	for (size_t i = 0; i < n; i++) {
+		int64_t share = mw_scale(pages, w[i], wsum) * ps;
+
+		delta -= mapping_take_rss(v[i], member, share);
+	}
+	/* The remainder, and what a bound refused, wherever it fits: the
+	 * heaviest first. */
+	for (size_t i = 0; i < n; i++)
+		if (w[i] > w[heavy])
+			heavy = i;
+	delta -= mapping_take_rss(v[heavy], member, delta);
+	for (size_t i = 0; i < n && delta; i++)
+		delta -= mapping_take_rss(v[i], member, delta);
+	return delta + rest;
 }
 
 /* ---- the table: a red-black tree and its running totals ---------------- */
@@ -272,14 +342,23 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 		memset(meas->rss, 0, sizeof(meas->rss));
 		meas->rss[MW_ANON] = MW_MIN((int64_t)anon, MW_MAX(total[MW_ANON], 0));
 		meas->rss[file_member] = MW_MIN((int64_t)file, MW_MAX(total[file_member], 0));
-		meas->rss[MW_SWAP] = mw_scale(total[MW_SWAP], num, den);
+		meas->rss[MW_SWAP] = mw_page_floor(mw_scale(total[MW_SWAP], num, den));
 		measured = true;
 	} else {
 		for (int i = 0; i < MW_NR_MEMBERS; i++)
 			meas->rss[i] = mw_page_floor(mw_scale(total[i], num, den));
 	}
+	/* Within bounds (an estimate the parent carried out of them stays
+	 * an estimate), the part first, so that the rest takes its excess. */
+	bool clamped = mapping_clamp_rss(meas);
+
 	for (int i = 0; i < MW_NR_MEMBERS; i++)
 		rest->rss[i] = total[i] - meas->rss[i];
+	if (mapping_clamp_rss(rest) || clamped) {
+		a->rss_estimated = b->rss_estimated = true;
+		model_set_recheck(m, a, true);
+		model_set_recheck(m, b, true);
+	}
 	if (m->split_settles) {
 		/* A guess until settled (account.c: settled()). */
 		if (!a->rss_estimated && (has_rss || total[MW_SWAP])) {

@@ -202,10 +202,27 @@ const char *model_check(const struct mw_model *m);
 int64_t mapping_rss_total(const struct mw_mapping *mp);
 /* mp's end measure, or NULL: none, or its range has changed since. */
 const struct mw_smaps_meas *mapping_measured(const struct mw_mapping *mp);
-/* Add signed RSS to a mapping, raising its peak if need be. */
 /* Raise mp's peak RSS to total: whole pages, at most its size. */
 void mapping_note_peak(struct mw_mapping *mp, int64_t total);
-void mapping_add_rss(struct mw_mapping *mp, int member, int64_t delta);
+/*
+ * A mapping's RSS is a whole number of pages, never below 0 and, resident,
+ * never above its size.  mapping_take_rss() adds as much of @delta bytes
+ * (whole pages) to member @member as that allows, raising the peak, and
+ * returns what it took; mapping_clamp_rss() brings what an estimate left
+ * outside back in, and says whether it had to (the caller flags the
+ * mapping as estimated and re-measures it).
+ */
+int64_t mapping_take_rss(struct mw_mapping *mp, int member, int64_t delta);
+bool mapping_clamp_rss(struct mw_mapping *mp);
+/*
+ * Add @delta bytes of member @member to the n mappings v[], in proportion
+ * to w[i] (how much of each the change covered), in whole pages and within
+ * the bounds above: the division's remainder, and what one cannot take, go
+ * to the others.  Returns what none could take (0 unless @delta is more
+ * than they hold or have room for, or no whole number of pages).
+ */
+int64_t mappings_apportion(struct mw_mapping *const *v, const uint64_t *w, size_t n,
+			   int member, int64_t delta);
 /* "rw-p" from the flags. */
 void mapping_perms(const struct mw_mapping *mp, char out[5]);
 /* Path as /proc/PID/maps prints it ("[heap]", "/x (deleted)", "" ...). */

@@ -313,6 +313,31 @@ def leak_case(c, mw, wl, tmp, leak):
     c.check(f["numbers"]["growing_mappings"] >= 1 and bool(f["mappings"]), "leak: names the growing mapping")
 
 
+# ---- churn inside a phase ----------------------------------------------------------------
+
+def phase_churn_case(c, mw, wl, tmp, churn):
+    """findings phasechurn: a phase "steady" with no iterations marked
+    that maps, faults in and unmaps 40 MiB 12 times and ends where it began:
+    phase_churn, with the faults /proc counted between its checkpoints.
+    Its twin phaseflat writes the same buffer, kept: no finding."""
+    label = "phasechurn" if churn else "phaseflat"
+    s, t, _ = record(c, label, mw, [os.path.join(wl, "findings"), label], [], tmp)
+    if not s:
+        return
+    f = finding(s, "phase_churn")
+    if not churn:
+        c.check(f is None, f"phaseflat: no phase_churn ({kinds(s)})")
+        return
+    if not c.check(f is not None, f"phasechurn: a phase_churn finding ({kinds(s)})"):
+        return
+    n = f["numbers"]
+    c.check('phase "steady"' in f["summary"], f"phasechurn: names the phase ({f['summary'][:80]})")
+    c.eq(n["faults"], t.faults("done") - t.faults("steady"), "phasechurn: faults (minflt+majflt done - steady)")
+    c.eq(n["vm_delta_bytes"], t.vm("done") - t.vm("steady"), "phasechurn: vm_delta_bytes")
+    c.check(n["mapped_bytes"] >= 12 * 40 * MIB and n["unmapped_bytes"] >= 12 * 40 * MIB,
+            f"phasechurn: mapped and unmapped 12 x 40 MiB ({n['mapped_bytes']}, {n['unmapped_bytes']})")
+
+
 # ---- findings that hold from run to run ------------------------------------------------------
 
 def repeat_case(c, mw, wl, tmp):
@@ -481,6 +506,8 @@ CASES = [
     ("leak", lambda c, mw, wl, tmp: leak_case(c, mw, wl, tmp, True)),
     ("noleak", lambda c, mw, wl, tmp: leak_case(c, mw, wl, tmp, False)),
     ("repeat", repeat_case),
+    ("phasechurn", lambda c, mw, wl, tmp: phase_churn_case(c, mw, wl, tmp, True)),
+    ("phaseflat", lambda c, mw, wl, tmp: phase_churn_case(c, mw, wl, tmp, False)),
     ("demo", demo_case),
     ("phases", phases_case),
     ("threshold", threshold_case),

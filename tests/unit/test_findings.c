@@ -424,6 +424,51 @@ TEST(kept_by_unmapping)
 	end();
 }
 
+/* A phase named "release" that frees nothing, then one ("end") that unmaps
+ * the model: the finding is about "release", where the program meant to
+ * free (issue 26); a phase that maps and unmaps as much frees nothing. */
+TEST(kept_named_release_wins)
+{
+	struct mw_mapping *model, *window, *tmp;
+	const struct mw_finding *f;
+
+	begin();
+	mark(MW_MARK_PHASE, "start");
+	mark(MW_MARK_PHASE, "load");
+	model = made(0x7f2000000000ull, 48 * MiB, MW_K_FILE, 48 * MiB);
+	model->path = mw_xstrdup("/tmp/model.bin");
+	window = made(0x7f3000000000ull, 192 * MiB, MW_K_ANON, 24 * MiB);
+	mark(MW_MARK_PHASE, "release");
+	tick(1);
+	mark(MW_MARK_PHASE, "end");
+	gone(model);
+	finish();
+	compute();
+	f = find(MW_F_KEPT);
+	if (CHECK(f != NULL)) {
+		CHECK_STR(A.phases.v[num(f, "release_phase")].name, "release");
+		CHECK_EQ_INT(num(f, "release_unmapped_bytes"), 0);
+		CHECK_EQ_INT(num(f, "kept_rss_bytes"), 24 * MiB);	/* the window */
+		CHECK(strstr(f->summary, "after phase \"release\"") != NULL);
+	}
+	end();
+
+	/* Unnamed phases: one that churns (maps and unmaps 64 MiB) is no
+	 * release; the model stays with no phase that freed: no finding. */
+	begin();
+	mark(MW_MARK_PHASE, "start");
+	mark(MW_MARK_PHASE, "load");
+	window = made(0x7f3000000000ull, 192 * MiB, MW_K_ANON, 24 * MiB);
+	mark(MW_MARK_PHASE, "steady");
+	tmp = made(0x7f4000000000ull, 64 * MiB, MW_K_ANON, 64 * MiB);
+	gone(tmp);
+	finish();
+	compute();
+	CHECK(find(MW_F_KEPT) == NULL);
+	(void)window;
+	end();
+}
+
 /* ---- reserved, never touched ----------------------------------------------- */
 
 TEST(sparse)
@@ -675,6 +720,77 @@ TEST(host_growth)
 	hfind_free(&h);
 }
 
+/* ---- churn inside a phase ------------------------------------------------ */
+
+/* Phases "load" and "steady", no iterations: "steady" maps, faults in and
+ * unmaps 10 x 64 MiB around 96 MiB resident and ends where it began. */
+static void phase_churn_run(uint64_t chunk, int n)
+{
+	struct mw_mapping *model;
+
+	mark(MW_MARK_PHASE, "load");
+	tick(5);
+	model = made(0x7e0000000000ull, 96 * MiB, MW_K_FILE, 96 * MiB);
+	(void)model;
+	now.faults += 96 * MiB / 4096;
+	tick(5);
+	mark(MW_MARK_PHASE, "steady");
+	for (int i = 0; i < n; i++) {
+		struct mw_mapping *mp;
+
+		tick(1);
+		mp = made(0x7f0000000000ull, chunk, MW_K_ANON, (int64_t)chunk);
+		mp->faults = chunk / 4096;
+		now.faults += chunk / 4096;
+		tick(1);
+		gone(mp);
+	}
+	tick(1);
+	finish();
+}
+
+TEST(phase_churn)
+{
+	const struct mw_finding *f;
+
+	begin();
+	phase_churn_run(64 * MiB, 10);
+	compute();
+	f = find(MW_F_PHASE_CHURN);
+	if (CHECK(f != NULL)) {
+		CHECK_STR(A.phases.v[num(f, "phase")].name, "steady");
+		CHECK_EQ_INT(num(f, "mapped_bytes"), 640 * MiB);
+		CHECK_EQ_INT(num(f, "unmapped_bytes"), 640 * MiB);
+		CHECK_EQ_INT(num(f, "faults"), 10 * 16384);
+		CHECK_EQ_INT(num(f, "vm_delta_bytes"), 0);
+		CHECK_EQ_INT(num(f, "rss_delta_bytes"), 0);
+		CHECK(strstr(f->summary, "phase \"steady\" ends where it began") != NULL);
+		CHECK(f->remedy && strstr(f->remedy, "--iter"));
+	}
+	/* "load" grew: not churn.  No iterations: no steady-state churn. */
+	CHECK_EQ_U64(F.n, 1);
+	end();
+
+	/* Twice its peak RSS (96 + 64 MiB) is the line: 2 x 64 MiB is not. */
+	begin();
+	phase_churn_run(64 * MiB, 2);
+	compute();
+	CHECK(find(MW_F_PHASE_CHURN) == NULL);
+	O.t[MW_T_PHASE_CHURN_RATIO] = 1;
+	compute();
+	CHECK(find(MW_F_PHASE_CHURN) != NULL);
+	end();
+
+	/* The same churn in marked iterations is steady_state_churn's. */
+	begin();
+	mark(MW_MARK_PHASE, "steady");
+	churn_run(12, 40 * MiB, MW_K_ANON, 10240);
+	compute();
+	CHECK(find(MW_F_CHURN) != NULL);
+	CHECK(find(MW_F_PHASE_CHURN) == NULL);
+	end();
+}
+
 int main(void)
 {
 	RUN(churn_glibc_mmap);
@@ -685,9 +801,11 @@ int main(void)
 	RUN(kept_heap);
 	RUN(kept_trimmed_and_no_release);
 	RUN(kept_by_unmapping);
+	RUN(kept_named_release_wins);
 	RUN(sparse);
 	RUN(waste);
 	RUN(leak);
+	RUN(phase_churn);
 	RUN(thresholds);
 	RUN(off);
 	RUN(host_growth);

@@ -34,6 +34,12 @@
  *              alloc_tensor(), 5000 bytes written (2 pages).
  *   exact      "mapped": 64 buffers of 2 pages (8 KiB with 4 KiB pages) mapped
  *              the same way, all written.
+ *   phasechurn phases only, no iterations: "load" writes 16 MiB it keeps;
+ *              "steady" does N x (malloc(40 MiB), write every page, free):
+ *              flat in VM and RSS, 40 MiB mapped, faulted and unmapped N
+ *              times; "done" does nothing.  Checkpoints before each marker.
+ *   phaseflat  the same, but the 40 MiB is malloc'd in "load" and only
+ *              written again in "steady": no faults there.
  *   grow       host-wide: every 100 ms for N steps, map and write 2 MiB more
  *              (checkpoint "s<k>" after each), then hold for 1 s.
  *   steady     host-wide: 8 MiB written at start, then 3 s doing nothing.
@@ -112,6 +118,37 @@ static int loops(const char *mode, unsigned long n)
 		sleep_ms(2);
 	}
 	ckpt("end");
+	ckpt_exit(0);
+}
+
+static int phases(int churn, unsigned long n)
+{
+	char *model, *buf = NULL;
+
+	ckpt("load");
+	MEMWATCH_PHASE("load");
+	model = malloc(MIB(16));
+	if (!model)
+		die("malloc");
+	write_all(model, MIB(16));
+	if (!churn && (buf = malloc(CHUNK_SZ)) == NULL)
+		die("malloc");
+	if (buf)
+		write_all(buf, CHUNK_SZ);
+	ckpt("steady");
+	MEMWATCH_PHASE("steady");
+	for (unsigned long k = 0; k < n; k++) {
+		char *p = churn ? malloc(CHUNK_SZ) : buf;
+
+		if (!p)
+			die("malloc");
+		write_all(p, CHUNK_SZ);
+		if (churn)
+			free(p);
+	}
+	ckpt("done");
+	MEMWATCH_PHASE("done");
+	sleep_ms(2);
 	ckpt_exit(0);
 }
 
@@ -216,6 +253,8 @@ int main(int argc, char **argv)
 		return loops(mode, n);
 	if (!strcmp(mode, "kept") || !strcmp(mode, "trimmed"))
 		return heap(!strcmp(mode, "kept"));
+	if (!strcmp(mode, "phasechurn") || !strcmp(mode, "phaseflat"))
+		return phases(!strcmp(mode, "phasechurn"), n);
 	if (!strcmp(mode, "waste") || !strcmp(mode, "exact"))
 		return tensors(!strcmp(mode, "waste"));
 	if (!strcmp(mode, "sparse"))
@@ -227,5 +266,6 @@ int main(int argc, char **argv)
 	    !strcmp(mode, "nospike"))
 		return host(mode, n);
 	errno = EINVAL;
-	die("mode: churn flat firsttouch kept trimmed sparse dense waste exact grow steady spike nospike");
+	die("mode: churn flat firsttouch kept trimmed phasechurn phaseflat sparse dense waste exact "
+	    "grow steady spike nospike");
 }

@@ -54,6 +54,10 @@ static const struct {
 		"rounding waste: counts mappings up to this size (larger ones: sparse)" },
 	[MW_T_LEAK_BYTES] = { "leak-bytes", 0, true,
 		"leak: the growth verdict, when a steady iteration grows by at least this (median)" },
+	[MW_T_PHASE_CHURN_BYTES] = { "phase-churn-bytes", 16 * MIB, true,
+		"churn in a phase: one that ends flat maps and unmaps, or faults in, at least this much ..." },
+	[MW_T_PHASE_CHURN_RATIO] = { "phase-churn-ratio", 2, false,
+		"... and at least this many times its peak RSS" },
 	[MW_T_HOST_INTERVALS] = { "host-intervals", 5, false,
 		"host-wide (-a -i): RSS grew in each of this many intervals in a row ..." },
 	[MW_T_HOST_GROWTH] = { "host-growth", 1 * MIB, true,
@@ -73,6 +77,7 @@ static const char *const kind_names[MW_NR_FINDING_KINDS] = {
 	[MW_F_LEAK] = "leak",
 	[MW_F_HOST_GROWTH] = "host_rss_growth",
 	[MW_F_HOST_EXIT_PEAK] = "host_exit_peak",
+	[MW_F_PHASE_CHURN] = "phase_churn",
 };
 
 const char *finding_kind_name(enum mw_finding_kind k)
@@ -557,16 +562,23 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 	struct sites acc = { 0 };
 	char b[4][32], name[MW_MARK_NAME_LEN];
 
-	/* The last phase that frees: by name, or by what it unmapped. */
-	for (size_t i = ph->n; i > 1; i--) {
-		const struct mw_phase *p = &ph->v[i - 1];
-
-		if (release_name(p->name) ||
-		    (int64_t)(p->end.unmapped - p->start.unmapped) >= o->t[MW_T_KEPT_BYTES] ||
-		    point_rss(&p->start) - point_rss(&p->end) >= o->t[MW_T_KEPT_BYTES]) {
+	/* The last phase named for a release: the program says where it
+	 * frees, and a later phase that unmaps (the exit's) must not take its
+	 * place (issue 26: ONNX Runtime's "release" left RSS where it was,
+	 * and "end" was named instead).  Else the last that gave back, net of
+	 * what it mapped, or whose RSS went down: a phase that maps and
+	 * unmaps as much (churn) frees nothing. */
+	for (size_t i = ph->n; i > 1 && !r; i--)
+		if (release_name(ph->v[i - 1].name))
 			r = i - 1;
-			break;
-		}
+	for (size_t i = ph->n; i > 1 && !r; i--) {
+		const struct mw_phase *p = &ph->v[i - 1];
+		int64_t gave = (int64_t)(p->end.unmapped - p->start.unmapped) -
+			       (int64_t)(p->end.mapped - p->start.mapped);
+
+		if (gave >= o->t[MW_T_KEPT_BYTES] ||
+		    point_rss(&p->start) - point_rss(&p->end) >= o->t[MW_T_KEPT_BYTES])
+			r = i - 1;
 	}
 	if (!r)
 		return;
@@ -890,6 +902,7 @@ void findings_compute(const struct mw_account *a, const struct mw_find_opts *o,
 	find_leak(a, o, out);
 	find_churn(a, o, out);
 	find_first_touch(a, o, out);
+	find_phase_churn(a, o, out);
 	find_kept(a, o, out);
 	find_sparse(a, o, out);
 	find_waste(a, o, out);

@@ -34,6 +34,7 @@ enum mw_finding_kind {
 	MW_F_LEAK,		/* steady iterations keep growing */
 	MW_F_HOST_GROWTH,	/* -a: RSS grew in each of the last N intervals */
 	MW_F_HOST_EXIT_PEAK,	/* -a: an exit whose peak was far above its end */
+	MW_F_PHASE_CHURN,	/* a phase ends flat, paid with map/unmap/faults */
 	MW_NR_FINDING_KINDS,
 };
 
@@ -53,6 +54,8 @@ enum mw_threshold {
 	MW_T_WASTE_PCT,		/* ... and at least this percent of what it mapped */
 	MW_T_WASTE_SIZE,	/* only mappings up to this size (larger: sparse) */
 	MW_T_LEAK_BYTES,	/* median growth per steady iteration */
+	MW_T_PHASE_CHURN_BYTES,	/* a flat phase's map/unmap or fault turnover ... */
+	MW_T_PHASE_CHURN_RATIO,	/* ... and at least this many times its peak RSS */
 	MW_T_HOST_INTERVALS,	/* -a: intervals in a row that grew */
 	MW_T_HOST_GROWTH,	/* -a: ... by this much in all */
 	MW_T_EXIT_BYTES,	/* -a: peak minus RSS at exit */

@@ -919,6 +919,24 @@ TEST(clamp_rss)
 	CHECK(!mapping_clamp_rss(&mp));
 }
 
+/* A damaged stream (the fuzzer's find): an empty or inverted range, and
+ * members whose sum overflows.  The clamp ends, and leaves nothing. */
+TEST(clamp_rss_damaged_range)
+{
+	struct mw_mapping mp = { .start = 0x20000, .end = 0x10000 };
+
+	mp.rss[MW_ANON] = 3 * P;
+	mp.rss[MW_FILE] = P;
+	CHECK(mapping_clamp_rss(&mp));
+	CHECK_EQ_INT(mapping_rss_total(&mp), 0);
+	mp.start = mp.end = 0x10000;
+	mp.rss[MW_ANON] = (INT64_MAX & ~(int64_t)(P - 1));
+	mp.rss[MW_SHMEM] = (INT64_MAX & ~(int64_t)(P - 1));
+	mp.rss[MW_FILE] = (INT64_MAX & ~(int64_t)(P - 1));
+	CHECK(mapping_clamp_rss(&mp));
+	CHECK_EQ_INT(mp.rss[MW_ANON] + mp.rss[MW_FILE] + mp.rss[MW_SHMEM], 0);
+}
+
 /* The unmap of issue 26: 12 KiB + 510 MiB pieces, the large one holding
  * all of it, the change spread by size.  Before: +1408 and -1408. */
 TEST(apportion_whole_pages_never_negative)
@@ -1543,6 +1561,7 @@ int main(void)
 	RUN(split_peak_whole_pages_within_size);
 	RUN(take_rss_bounds_and_peak);
 	RUN(clamp_rss);
+	RUN(clamp_rss_damaged_range);
 	RUN(apportion_whole_pages_never_negative);
 	RUN(peak_whole_pages_within_size);
 	RUN(perms);

@@ -123,16 +123,26 @@ bool mapping_clamp_rss(struct mw_mapping *mp)
 		changed |= v != mp->rss[m];
 		mp->rss[m] = v;
 	}
-	/* More resident than its size: the largest member gives way. */
-	while (mapping_rss_total(mp) > (int64_t)(mp->end - mp->start)) {
+	/* More resident than its size: the largest member gives way, then the
+	 * next.  Three steps at most, whatever the (fuzzed) sizes. */
+	for (int step = 0; step < 3; step++) {
+		int64_t size = mp->end > mp->start ?
+			       (int64_t)MW_MIN(mp->end - mp->start, (uint64_t)INT64_MAX) : 0;
+		int64_t over = 0;
 		int big = MW_ANON;
 
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			if (m != MW_SWAP)
+				over = over > INT64_MAX - mp->rss[m] ?
+				       INT64_MAX : over + mp->rss[m];
+		if (over <= size)
+			break;
+		over -= size;
 		if (mp->rss[MW_FILE] > mp->rss[big])
 			big = MW_FILE;
 		if (mp->rss[MW_SHMEM] > mp->rss[big])
 			big = MW_SHMEM;
-		mp->rss[big] -= MW_MIN(mp->rss[big], mapping_rss_total(mp) -
-				       (int64_t)(mp->end - mp->start));
+		mp->rss[big] -= MW_MIN(mp->rss[big], over);
 		changed = true;
 	}
 	return changed;

@@ -86,10 +86,39 @@ static __always_inline void fault_set_aside(struct mw_cpu_fault *c)
 	r->pending = 0;		/* for the task that takes its place */
 }
 
+/*
+ * Another task's fault takes CPU c from a traced thread whose last fault
+ * here moved no counter (copy on write: no RSS change took it to a slot).
+ * It counts in its VMA's slot when that VMA is the one c last found for
+ * the process, as it is in a run of such faults; no lookup in another
+ * task's mm.  Else it stays in the process's total only.
+ */
+static __noinline void cpu_fault_leave(struct mw_cpu_fault *c)
+{
+	struct mw_proc *p;
+	struct mw_slot *s;
+	__u32 tgid;
+
+	if (!c || !c->traced || !c->pending || c->f.kind || c->f.flt == ~0ULL)
+		return;
+	tgid = c->tgid;
+	p = proc_at(c->pidx, tgid);
+	if (!p || c->f.cache_tgid != tgid || c->f.cache_seq != p->seq ||
+	    c->f.addr < c->f.cache_start || c->f.addr >= c->f.cache_end)
+		return;
+	s = slot_get(p, tgid, c->f.cache_start);
+	if (!s)
+		return;
+	mw_add(&s->faults, cpu_faults_take(c));
+	slot_note(p, s - p->slots);
+}
+
 /* Kernels before 6.2 count a task's own faults in per-task caches (below). */
 const volatile bool split_rss = false;
 static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 				   __u64 addr, bool user);
+static __noinline __u32 cpu_fault_slot(struct mw_proc *p, __u32 tgid,
+				       struct task_struct *task, struct mw_cpu_fault *c);
 
 /* Note a fault of the current task on this CPU.  Finding its VMA waits until
  * the fault changes RSS (most do), in a process we trace; with --stacks it
@@ -106,7 +135,9 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 		/* Count only the faults of traced processes, from when the
 		 * loader added them.  What the last task counted here and
 		 * gave to no mapping (a fault that changed no RSS: copy on
-		 * write, a racing thread's) stays in its process's total. */
+		 * write, a racing thread's) stays in its process's total,
+		 * and in its mapping's where that is known. */
+		cpu_fault_leave(c);
 		cpu_faults_take(c);
 		if (c->traced && c->f.flt != ~0ULL)
 			fault_set_aside(c);
@@ -115,11 +146,18 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 		c->gen = *gen;
 		c->pidx = proc_index_of(tgid);
 		c->traced = proc_at(c->pidx, tgid) != NULL;
+	} else if (c->traced && c->pending && !c->f.kind && c->f.flt != ~0ULL) {
+		/* Its last fault here moved no counter (copy on write, a
+		 * write-protect fault): it counts in its own VMA's slot, not
+		 * in that of the next fault that moves one. */
+		cpu_fault_slot(proc_at(c->pidx, tgid), tgid, task, c);
 	}
 	c->kernel = !user;
 	c->f.addr = addr;
 	c->f.flt = task_faults_done(task);
 	c->f.vma = MW_FAULT_VMA_UNKNOWN;
+	c->f.kind_seen = 0;
+	c->f.kind = 0;
 	if (c->traced) {
 		struct mw_proc *p = proc_at(c->pidx, tgid);
 
@@ -288,11 +326,38 @@ static __noinline void mm_fault_stack(__u64 addr)
  * CPU noted its fault at the same address: it is one fault (shm/cmd on
  * arm64 16k counted 2852 for the kernel's 2630 before this).
  */
+/* The current task's fault, set aside on this CPU while it slept. */
+static __always_inline struct mw_cpu_fault *aside_fault(struct task_struct *task, __u64 flt)
+{
+	__u32 key;
+
+#pragma unroll
+	for (int i = 1; i <= MW_FAULT_RING; i++) {
+		struct mw_cpu_fault *c;
+
+		key = i;
+		c = bpf_map_lookup_elem(&fault_cpu, &key);
+		if (c && c->task == (__u64)task && c->f.flt == flt)
+			return c;
+	}
+	return NULL;
+}
+
+/* The same fault of task at addr again: a retry that did not say so (6.4+:
+ * a fault under the VMA lock that gives up, VM_FAULT_RETRY with no
+ * FAULT_FLAG_TRIED, and runs again under mmap_lock; the first touch of an
+ * anonymous VMA with no anon_vma yet does, in every fresh mapping).  The
+ * kernel counts it once.  Here on this CPU, or set aside in its ring when
+ * another task faulted between the two. */
 static __always_inline bool mm_fault_again(struct mw_cpu_fault *c, struct task_struct *task,
 					   __u64 addr)
 {
-	return c && c->task == (__u64)task && c->f.addr == addr &&
-	       c->f.flt == task_faults_done(task);
+	__u64 flt = task_faults_done(task);
+
+	if (c && c->task == (__u64)task)
+		return c->f.addr == addr && c->f.flt == flt;
+	c = aside_fault(task, flt);
+	return c && c->f.addr == addr;
 }
 
 static __always_inline void on_mm_fault(void *ctx, struct vm_area_struct *vma, __u64 address,
@@ -402,7 +467,7 @@ static __always_inline __s64 w_delta(__u64 w)
  * file pages stay where they landed).  Process totals never depend on this.
  */
 static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slot1,
-				      __s64 pages, __u64 w_old, __u64 mine)
+				      __s64 pages, __u64 w_old, __u64 mine, __s64 *own)
 {
 	__u32 prev_slot1 = w_old & MW_W_SLOT_MASK;
 	__s64 old = w_val(w_old), dprev = w_delta(w_old), prev_old = old - dprev, mv;
@@ -415,6 +480,7 @@ static __always_inline bool overtaken(struct mw_proc *p, __u32 member, __u32 slo
 		mv = dprev > 0 ? dprev >> 1 : -((-dprev) >> 1); /* both changed first */
 	else
 		return false;
+	*own = mv;
 	slot_add_rss(p, prev_slot1, member, -(mv << page_shift));
 	slot_add_rss(p, slot1, member, mv << page_shift);
 	if (mw_cmpxchg(&p->rss_word[member & (MW_NR_MEMBERS - 1)], mine,
@@ -548,23 +614,6 @@ static long find_moved(__u32 cpu, struct moved_ctx *m)
 	return 0;
 }
 
-/* The current task's fault, set aside on this CPU while it slept. */
-static __always_inline struct mw_cpu_fault *aside_fault(struct task_struct *task, __u64 flt)
-{
-	__u32 key;
-
-#pragma unroll
-	for (int i = 1; i <= MW_FAULT_RING; i++) {
-		struct mw_cpu_fault *c;
-
-		key = i;
-		c = bpf_map_lookup_elem(&fault_cpu, &key);
-		if (c && c->task == (__u64)task && c->f.flt == flt)
-			return c;
-	}
-	return NULL;
-}
-
 /* Set by the loader: the fault programs are attached. */
 const volatile bool user_faults = true;
 
@@ -608,7 +657,7 @@ static __always_inline struct mw_cpu_fault *moved_fault(struct task_struct *task
  */
 static __always_inline struct mw_thread *change_owner(struct mw_proc *p, __u32 tgid,
 						      struct task_struct *task, __u32 member,
-						      __u32 *slot1)
+						      __u32 *slot1, struct mw_fault **f)
 {
 	struct mw_cpu_fault *c = cpu_fault();
 	struct mw_thread *t;
@@ -617,13 +666,20 @@ static __always_inline struct mw_thread *change_owner(struct mw_proc *p, __u32 t
 		t = thread_get(task, false);
 		if (t && t->sys_op)
 			return t;
-		if (member == MW_SWAP)
+		if (member == MW_SWAP) {
+			/* A swap entry gone in a fault: a swap-in (its
+			 * slot took the anonymous page). */
+			if (cpu_fault_mine(c, task))
+				*f = &c->f;
 			return NULL;
+		}
 		if (!cpu_fault_mine(c, task))
 			c = moved_fault(task);
 	}
-	if (c)
+	if (c) {
 		*slot1 = cpu_fault_slot(p, tgid, task, c);
+		*f = &c->f;
+	}
 	return NULL;
 }
 
@@ -641,19 +697,128 @@ static __always_inline void change_credit(struct mw_proc *p, struct mw_thread *s
 		mw_add(&p->unattributed[member & (MW_NR_MEMBERS - 1)], delta);
 }
 
+/*
+ * Fault kinds, from the counters a fault moves (mm/memory.c): a new
+ * anonymous page adds to MM_ANONPAGES (do_anonymous_page, a huge page's
+ * 512 at once); a file or shmem page mapped adds to MM_FILEPAGES or
+ * MM_SHMEMPAGES (fault-around: many at once); a private copy of a file page
+ * takes one from the file counter and adds one anon (wp_page_copy); a
+ * swap-in adds one anon and takes one MM_SWAPENTS (do_swap_page).  The
+ * copy of an anonymous page shared with a fork, and a write-protect fault,
+ * move none.  Whatever order the counters move in, the kind follows all
+ * that the fault has moved so far, and a fault counts in one kind.
+ */
+#define MW_FKS_ANON_UP		0x1
+#define MW_FKS_FILE_UP		0x2
+#define MW_FKS_FILE_DOWN	0x4
+#define MW_FKS_SWAP_DOWN	0x8
+#define MW_FKS_REFAULT		0x10	/* with ANON_UP: the process had given pages back */
+#define MW_FKS_DECIDED		0x20	/* ... which was looked at, when ANON_UP came */
+
+/* A new anonymous page of anon pages: a refault while the process's calls
+ * have given back pages no fault has taken again (it takes them), else a
+ * first touch.  Decided as the page comes, not when the kind is told. */
+static __always_inline __u32 fk_anon_decide(struct mw_proc *p, __s64 anon)
+{
+	__s64 given = p->anon_given;
+
+	if (given <= 0)
+		return MW_FKS_DECIDED;
+	mw_add(&p->anon_given, -(anon < given ? anon : given));
+	return MW_FKS_DECIDED | MW_FKS_REFAULT;
+}
+
+static __always_inline void fk_add(struct mw_proc *p, __u32 slot1, __u32 kind, int v)
+{
+	kind = kind < MW_FK_NR ? kind : 0;
+	mw_add(&p->fk[kind], (__s64)v);
+	if (slot1)
+		mw_add(&p->slots[(slot1 - 1) & (MW_SLOTS - 1)].fk[kind], (__s64)v);
+}
+
+/* 1 + the kind, by the MW_FKS_* bits a fault has shown: swap-in before a
+ * file copy before a new anonymous page before a file page. */
+static const volatile __u8 fk_by_seen[16] = {
+	[MW_FKS_ANON_UP] = 1 + MW_FK_FIRST_TOUCH,
+	[MW_FKS_FILE_UP] = 1 + MW_FK_FILE,
+	[MW_FKS_ANON_UP | MW_FKS_FILE_UP] = 1 + MW_FK_FIRST_TOUCH,
+	[MW_FKS_FILE_DOWN] = 1 + MW_FK_COW_FILE,
+	[MW_FKS_FILE_DOWN | MW_FKS_ANON_UP] = 1 + MW_FK_COW_FILE,
+	[MW_FKS_FILE_DOWN | MW_FKS_FILE_UP] = 1 + MW_FK_COW_FILE,
+	[MW_FKS_FILE_DOWN | MW_FKS_FILE_UP | MW_FKS_ANON_UP] = 1 + MW_FK_COW_FILE,
+	[8] = 1 + MW_FK_SWAP_IN, [9] = 1 + MW_FK_SWAP_IN, [10] = 1 + MW_FK_SWAP_IN,
+	[11] = 1 + MW_FK_SWAP_IN, [12] = 1 + MW_FK_SWAP_IN, [13] = 1 + MW_FK_SWAP_IN,
+	[14] = 1 + MW_FK_SWAP_IN, [15] = 1 + MW_FK_SWAP_IN,
+};
+
+/* The MW_FKS_* bit of counter member moving by dpages pages. */
+static __always_inline __u32 fk_seen(__u32 member, __s64 dpages)
+{
+	if (!dpages)
+		return 0;
+	if (member == MW_ANON)
+		return dpages > 0 ? MW_FKS_ANON_UP : 0;
+	if (member == MW_SWAP)
+		return dpages < 0 ? MW_FKS_SWAP_DOWN : 0;
+	return dpages > 0 ? MW_FKS_FILE_UP : MW_FKS_FILE_DOWN;
+}
+
+/* Fault f of p, whose VMA has slot slot1 (0: none), moved the counters of
+ * MW_FKS_* bits seen, the anonymous one by anon pages.  Few branches: the
+ * verifier walks this once for every state its caller reaches it in. */
+static __always_inline void fault_kind_do(struct mw_proc *p, __u32 slot1, struct mw_fault *f,
+					  __u32 seen, __s64 anon)
+{
+	__u32 kind, old;
+
+	if (!p || !f || !seen)
+		return;
+	old = f->kind;
+	if ((seen & (MW_FKS_ANON_UP | MW_FKS_DECIDED)) == MW_FKS_ANON_UP &&
+	    !(f->kind_seen & MW_FKS_ANON_UP))
+		seen |= fk_anon_decide(p, anon);
+	seen |= f->kind_seen;
+	if (seen == f->kind_seen)
+		return;
+	f->kind_seen = seen;
+	kind = fk_by_seen[seen & 15];
+	if (kind == 1 + MW_FK_FIRST_TOUCH && (seen & MW_FKS_REFAULT))
+		kind = 1 + MW_FK_REFAULT;
+	if (!kind || kind == old)
+		return;
+	f->kind = kind;
+	fk_add(p, slot1, kind - 1, 1);
+	if (old)
+		fk_add(p, slot1, old - 1, -1);
+}
+
+/* A subprogram where the caller's frame is small (6.2+: rss_stat); before
+ * 6.2 the split path inlines fault_kind_do(): its calls nest four deep,
+ * and a frame more passed the 512 bytes of stack (6.1 arm64: 544). */
+static __noinline void fault_kind_note(struct mw_proc *p, __u32 slot1, struct mw_fault *f,
+				       __u32 member, __s64 dpages)
+{
+	fault_kind_do(p, slot1, f, fk_seen(member, dpages), dpages);
+}
+
 /* Record one counter change of a traced process made by its own thread. */
 static __always_inline void own_change(struct mw_proc *p, struct task_struct *task,
 				       __u32 tgid, __u32 member, __s64 size)
 {
-	__s64 pages = size >> page_shift, delta;
+	__s64 pages = size >> page_shift, delta, own = 0;
 	__u32 slot1 = 0;
-	struct mw_thread *sys = change_owner(p, tgid, task, member, &slot1);
+	struct mw_fault *f = NULL;
+	bool over;
+	struct mw_thread *sys = change_owner(p, tgid, task, member, &slot1, &f);
 	__u64 mine = w_pack(pages, slot1, 0), w_old;
 
 	barrier_var(member);
 	member &= MW_NR_MEMBERS - 1;
 	w_old = mw_xchg(&p->rss_word[member], mine);
-	if (overtaken(p, member, slot1, pages, w_old, mine))
+	over = overtaken(p, member, slot1, pages, w_old, mine, &own);
+	/* One call site: the verifier walks a subprogram once per site. */
+	fault_kind_note(p, slot1, f, member, over ? own : pages - w_val(w_old));
+	if (over)
 		return;
 	p->rss[member] = size;
 	delta = (pages - w_val(w_old)) << page_shift;
@@ -781,7 +946,7 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 	__s64 d[MW_NR_MEMBERS], any = 0;
 	bool first = !t->snap_valid;
 	struct mw_thread *sys;
-	__u32 slot1 = 0;
+	__u32 slot1 = 0, seen = 0;
 
 	for (int m = 0; m < MW_NR_MEMBERS; m++) {
 		__s32 c = rss_cache(task, m);
@@ -815,6 +980,19 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 		change_credit(p, sys, slot1, m, d[m]);
 	}
 	note_rss(p);
+	/* What the fault moved, for its kind (split_fault_over).  A pass of
+	 * its own, tested on slot1, not sys: more live in the loop above made
+	 * clang keep sys and its test apart, and the verifiers of 5.10 and
+	 * 6.1 lost the pointer. */
+	barrier_var(slot1);
+	if (!slot1)
+		return;
+	for (int m = 0; m < MW_NR_MEMBERS; m++)
+		seen |= fk_seen(m, d[m]);
+	if ((seen & MW_FKS_ANON_UP) && !(t->f_seen & MW_FKS_ANON_UP))
+		seen |= fk_anon_decide(p, d[MW_ANON] >> page_shift);
+	t->f_seen |= seen;
+	t->f_anon += (__s32)(d[MW_ANON] >> page_shift);
 }
 
 /*
@@ -836,6 +1014,31 @@ __noinline int split_flush_global(__u32 tgid)	/* the current thread's */
 	return 0;
 }
 
+/*
+ * The current thread's last fault is over (another begins, a traced call
+ * begins, a marker fires in it), its gains flushed: its kind, from the
+ * counters it moved; one that moved none (copy on write) counts in its
+ * VMA's slot too.  Global: verified once, not at each caller.
+ */
+__noinline int split_fault_over(__u32 tgid)
+{
+	struct task_struct *task = mw_current_task();
+	struct mw_proc *p = proc_lookup(tgid);
+	struct mw_thread *t = thread_get(task, false);
+	__u32 slot1;
+
+	if (!p || !t || !t->in_fault)
+		return 0;
+	if (t->f_seen || !t->f_counted) {
+		slot1 = split_fault_slot(p, tgid, task, t);
+		fault_kind_do(p, slot1, &t->f, t->f_seen, t->f_anon);
+	}
+	t->f_seen = 0;
+	t->f_anon = 0;
+	t->in_fault = 0;
+	return 0;
+}
+
 /* A fault of the current thread begins: the last one's gains are known now. */
 static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 				   __u64 addr, bool user)
@@ -848,10 +1051,13 @@ static __noinline void split_fault(struct mw_proc *p, struct task_struct *task,
 	if (!t || t->walking)
 		return;
 	split_flush_global(MW_LD(task, tgid));
+	split_fault_over(MW_LD(task, tgid));
 	t->in_fault = 1;
 	t->f_counted = 0;
 	t->f.addr = addr;
 	t->f.vma = MW_FAULT_VMA_UNKNOWN;
+	t->f.kind_seen = 0;
+	t->f.kind = 0;
 	/* The first fault after a marker's uprobe hit: the step out of line
 	 * in a [uprobes] page the hit has just mapped?  Said now, next to the
 	 * marker: the caches tell the fault's VMA only at the next look. */
@@ -886,8 +1092,6 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	__u32 slot1 = 0;
 	__s32 cache;
 
-	if (t)
-		split_flush_global(tgid);
 	member &= MW_NR_MEMBERS - 1;
 	dpages = pages - w_val(mw_xchg(&p->rss_word[member], w_pack(pages, 0, 0)));
 	cache = rss_cache(task, member);
@@ -906,6 +1110,15 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	if (!sys && t && member != MW_SWAP)
 		slot1 = split_fault_slot(p, tgid, task, t);
 	change_credit(p, sys, slot1, member, delta);
+	if (!sys && t && t->in_fault) {
+		__u32 seen = fk_seen(member, dpages);
+
+		if ((seen & MW_FKS_ANON_UP) && !(t->f_seen & MW_FKS_ANON_UP))
+			seen |= fk_anon_decide(p, dpages);
+		t->f_seen |= seen;
+		if (member == MW_ANON)
+			t->f_anon += (__s32)dpages;
+	}
 	note_rss(p);
 }
 
@@ -1085,6 +1298,10 @@ static __always_inline void rss_event(struct task_struct *task, __u64 key, bool 
 		bpf_map_update_elem(&mm_owner, &key, &tgid, BPF_ANY);
 	}
 	if (split_rss) {
+		/* The thread's caches first, from here: called from
+		 * split_own_change() the flush's frame came fourth in a chain
+		 * past the 512 bytes of stack (6.1 arm64: 544). */
+		split_flush_global(tgid);
 		split_own_change(p, task, tgid, member, size);
 		return;
 	}

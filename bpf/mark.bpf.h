@@ -49,6 +49,8 @@ static __always_inline void emit_mark(struct mw_proc *p, __u32 tgid, __u32 kind,
 	m->faults = p->faults + p->kfaults;
 	m->mapped_bytes = p->mapped_bytes;
 	m->unmapped_bytes = p->unmapped_bytes;
+	for (int i = 0; i < MW_FK_NR; i++)
+		m->fk[i] = p->fk[i];
 	if (kind == MW_MARK_PHASE) {
 		/* Peaks of the phase that starts now start from here. */
 		p->phase_vm_peak = p->total_vm;
@@ -71,9 +73,14 @@ static __always_inline void mark_here(__u32 kind, __u32 id, const char *name)
 
 	if (!p)
 		return;
-	/* Before 6.2 the step's fault is placed late: look at it at once. */
+	/* Before 6.2 the step's fault is placed late: look at it at once;
+	 * the thread's last fault is over, its kind told before the mark. */
 	if (split_rss && !p->xol_start)
 		mw_or(&p->flags, MW_PROC_XOL_WATCH);
+	if (split_rss) {
+		split_flush_global(tgid);
+		split_fault_over(tgid);
+	}
 	mm = current_mm();
 	emit_mark(p, tgid, kind, id, name, true, BPF_CORE_READ(mm, total_vm));
 }

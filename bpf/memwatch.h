@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	6
+#define MW_ABI_VERSION	7
 
 #define MW_COMM_LEN	16
 #define MW_UPROBE_BANK	16	/* compat object: --phase-at/--iter specs (mark.bpf.h) */
@@ -30,6 +30,21 @@ enum mw_member {
 	MW_SWAP = 2,
 	MW_SHMEM = 3,
 	MW_NR_MEMBERS = 4,
+};
+
+/*
+ * What a fault did, told by the RSS counters it moved (fault.bpf.h:
+ * fault_kind_note).  A fault that moved none (a page shared with a fork
+ * copied on write, a write-protect fault, a page another thread mapped
+ * first) is in no kind here: the loader counts it as faults minus kinds.
+ */
+enum mw_fault_kind {
+	MW_FK_FIRST_TOUCH = 0,	/* a new anonymous page */
+	MW_FK_REFAULT = 1,	/* ... where the process had given pages back */
+	MW_FK_FILE = 2,		/* a file or shmem page mapped in, read or not */
+	MW_FK_COW_FILE = 3,	/* a private copy of a file page */
+	MW_FK_SWAP_IN = 4,	/* an anonymous page read back from swap */
+	MW_FK_NR = 5,
 };
 
 /* Address-space operations memwatch follows, one per traced syscall. */
@@ -192,6 +207,9 @@ struct mw_slot {
 	__s64 total;		/* running sum of rss[] since harvest */
 	__s64 peak;		/* highest 'total' seen since harvest */
 	__u64 faults;
+	__s64 fk[MW_FK_NR];	/* faults by kind (enum mw_fault_kind); a fault
+				 * told anew may take one back from a kind */
+	__u64 pad[3];		/* a power of two: the BPF side divides by it */
 };
 
 struct mw_deltas_rec {
@@ -226,6 +244,7 @@ struct mw_mark_rec {
 	__u64 phase_rss_peak;	/* bytes */
 	__u64 faults;		/* user + kernel faults so far */
 	__u64 mapped_bytes, unmapped_bytes;
+	__u64 fk[MW_FK_NR];	/* faults so far by kind (enum mw_fault_kind) */
 };
 
 /*
@@ -401,6 +420,10 @@ struct mw_proc {
 	__u64 phase_rss_peak;	/* bytes, likewise for RSS */
 	__u64 faults;		/* user-mode page faults */
 	__u64 kfaults;		/* kernel-mode faults on user addresses */
+	__u64 fk[MW_FK_NR];	/* both, by kind (enum mw_fault_kind) */
+	__s64 anon_given;	/* anonymous pages its calls gave back and no
+				 * fault has taken again: a new page while
+				 * there are some is a refault */
 	__u64 calls[MW_NR_OPS];	/* syscalls seen, by op */
 	__u64 mapped_bytes;	/* mmap/mremap-grow/brk-grow/shmat bytes */
 	__u64 unmapped_bytes;	/* munmap/mremap-shrink/brk-shrink/shmdt bytes */

@@ -84,6 +84,8 @@ struct mw_fault {
 	__u64 cache_start, cache_end;
 	__u32 cache_tgid;	/* the process the cached VMA bounds belong to, */
 	__u32 cache_seq;	/* as its proc seq stood */
+	__u32 kind_seen;	/* MW_FKS_*: the counters it moved, which way */
+	__u32 kind;		/* 1 + the enum mw_fault_kind it counts in, 0 none */
 };
 
 /* What one thread is doing: a traced syscall. */
@@ -100,6 +102,8 @@ struct mw_thread {
 	__u32 snap_valid;
 	__u32 in_fault;		/* f is this thread's current or last fault */
 	__u32 f_counted;	/* ... counted in its VMA's slot */
+	__u32 f_seen;		/* ... the MW_FKS_* counters it moved so far */
+	__s32 f_anon;		/* ... the anonymous pages it added */
 	__u32 pad2;
 	struct mw_fault f;
 	__u64 stack_vm;		/* the VM of the call whose stack is taken */
@@ -406,10 +410,16 @@ static __always_inline void slot_take(struct mw_slot *o, struct mw_slot *s)
 	o->rss[3] = take(&s->rss[3]);
 	o->total = take(&s->total);
 	o->peak = take(&s->peak);
+	o->fk[0] = take(&s->fk[0]);
+	o->fk[1] = take(&s->fk[1]);
+	o->fk[2] = take(&s->fk[2]);
+	o->fk[3] = take(&s->fk[3]);
+	o->fk[4] = take(&s->fk[4]);
 }
 
-static __always_inline void slot_evict(struct mw_proc *p, __u32 tgid,
-				       struct mw_slot *s)
+/* A subprogram: moving a slot's thirteen counters out, inlined at every
+ * caller of slot_get(), was verified again in each caller's states. */
+static __noinline void slot_evict(struct mw_proc *p, __u32 tgid, struct mw_slot *s)
 {
 	union mw_scratch *sc = scratch_get(1);
 

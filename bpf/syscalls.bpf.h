@@ -106,6 +106,8 @@ static __always_inline int sys_enter(const __u64 *args, __u32 op)
 	mm = task_mm(task);
 	cpu_fault_end(task);
 	split_look(task, t);	/* before 6.2: its last fault's gains */
+	if (split_rss)
+		split_fault_over(MW_LD(task, tgid));	/* ... and its kind */
 	t->in_fault = 0;	/* ... and that fault is over */
 	if (!t->sys_op)
 		mw_add(&p->in_sys, 1);
@@ -281,6 +283,10 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 		p->mapped_bytes += (total_vm - t->sys_vm_before) << page_shift;
 	else
 		p->unmapped_bytes += (t->sys_vm_before - total_vm) << page_shift;
+	/* Anonymous pages the call gave back: a fault that brings one in
+	 * while some are not taken again is a refault (fault.bpf.h). */
+	if (t->sys_rss[MW_ANON] < 0)
+		mw_add(&p->anon_given, (-t->sys_rss[MW_ANON]) >> page_shift);
 
 	if (coalescing(p)) {
 		if (!p->coalescing)

@@ -152,7 +152,7 @@ def churn_case(c, mw, wl, tmp):
     head = text.split("\n\n", 2)[1] if text.count("\n\n") >= 2 else ""
     head = " ".join(head.split())	# lines wrap at 80 columns wherever the numbers fall
     c.check(head.startswith("Findings") and "steady state churn" in head and
-            f"{num['faults_per_iteration']:,} page faults" in head and "MALLOC_" in head,
+            f"{num['new_page_faults_per_iteration']:,} page faults" in head and "MALLOC_" in head,
             "churn: the text report opens with the finding, its faults per iteration and the remedy")
 
 

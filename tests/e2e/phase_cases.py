@@ -422,7 +422,8 @@ def threads_case(c, label, mw, wl, mode, n):
         for k, e in sorted(its.items()):
             a, b = bounds[k - 1], bounds[k]
             want = t.faults(b) - t.faults(a)
-            c.check(want > 1000, f"{label}: workload: iteration {k} faulted ({want})")
+            c.check(want >= 8 * MIB // os.sysconf("SC_PAGE_SIZE"),
+                    f"{label}: workload: iteration {k} faulted ({want}: a copy per page of 8 MiB at least)")
             c.eq(e["faults"], want, f"{label}: iteration {k}: faults (minflt+majflt {b} - {a})")
             c.eq(e["vm_delta_bytes"], t.vm(b) - t.vm(a), f"{label}: iteration {k}: vm_delta_bytes")
             c.near(e["rss_delta_bytes"], t.rss(b) - t.rss(a), f"{label}: iteration {k}: rss_delta_bytes",
@@ -438,6 +439,72 @@ def threads_case(c, label, mw, wl, mode, n):
             begin = bounds[settled]
             c.eq(it["steady"]["faults"], t.faults("end") - t.faults(begin),
                  f"{label}: steady.faults (minflt+majflt end - {begin})")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def faultkinds_case(c, label, mw, wl, mode):
+    """tests/workloads/faultkinds: six iterations, one kind of fault each
+    (first touch, refault after MADV_DONTNEED, copy-on-write after fork,
+    file, file again, a private copy of file pages), over a region and a
+    file of R pages (4 MiB over the kernel's page size; no THP).  Each
+    iteration's faults are the kernel's count (minflt + majflt between the
+    workload's checkpoints).  The first touch and the refault iterations
+    take R of their kind, the copy-on-write one at least R, the file ones
+    at least one; other kinds at most 32 (the program's own stack and
+    checkpoint buffers); the faults that moved no counter are the rest (an
+    arm64 core without hardware access flags takes one more per page).
+    The region and the private file mapping carry R of their kinds;
+    nothing is negative, and every mapping's kinds sum to its faults."""
+    tmp = tempfile.mkdtemp(prefix="mw-faultkinds-")
+    os.chmod(tmp, 0o755)
+    try:
+        s, t = run_memwatch(c, label, mw, [os.path.join(wl, "faultkinds")], [], mode, tmp)
+        if s is None:
+            return
+        events = [json.loads(x) for x in open(os.path.join(tmp, "out.json"))]
+        its = {e["index"]: e for e in events if e.get("type") == "iteration"}
+        bounds = ["iter%d" % k for k in range(1, 7)] + ["end"]
+        want = {1: "first_touch", 2: "refault", 3: "copy_on_write", 4: "file", 5: "file"}
+        stray = 32
+        kinds = ("first_touch", "refault", "file", "cow_file", "swap_in", "copy_on_write")
+        region = 4 * MIB // os.sysconf("SC_PAGE_SIZE")
+        for k, kind in want.items():
+            e = its.get(k)
+            if not c.check(e is not None, f"{label}: iteration {k} reported"):
+                continue
+            n = t.faults(bounds[k]) - t.faults(bounds[k - 1])
+            fk = e["fault_kinds"]
+            c.eq(e["faults"], n, f"{label}: iteration {k}: faults (minflt+majflt)")
+            c.eq(sum(fk.get(x, -1) for x in kinds), e["faults"], f"{label}: iteration {k}: kinds sum to faults")
+            others = sum(fk[x] for x in kinds if x not in (kind, "copy_on_write"))
+            c.check(others <= stray, f"{label}: iteration {k}: other kinds {others} (at most {stray})")
+            lo, hi = {"first_touch": (region, region + stray), "refault": (region, region + stray),
+                      "copy_on_write": (region, n), "file": (1, n)}[kind]
+            c.check(lo <= fk[kind] <= hi, f"{label}: iteration {k}: {kind} {fk[kind]} in [{lo}, {hi}]")
+        ph = {p["name"]: p for p in s["phases"]}
+        if c.check("kinds" in ph, f"{label}: phase kinds"):
+            c.eq(ph["kinds"]["faults"], t.faults("end") - t.faults("kinds"), f"{label}: phase kinds: faults")
+            cow_file = ph["kinds"]["fault_kinds"]["cow_file"]
+            c.check(region <= cow_file <= region + stray,
+                    f"{label}: iteration 6 (in phase kinds): cow_file {cow_file} in [{region}, {region + stray}]")
+        anon = [m for m in s["mappings"] if m["kind"] == "anon" and int(m["end"], 16) - int(m["start"], 16) == 4 * MIB]
+        priv = [m for m in s["mappings"] if m["path"].startswith(tmp) and m["perms"].startswith("rw")]
+        if c.check(len(anon) == 1, f"{label}: the region's mapping ({len(anon)})"):
+            fk = anon[0]["fault_kinds"]
+            c.check(region <= fk["first_touch"] <= region + stray and region <= fk["refault"] <= region + stray,
+                    f"{label}: region: a first touch and a refault per page ({fk['first_touch']}, "
+                    f"{fk['refault']} of {region} pages; 5.10 placed 2 of another mapping's here)")
+            c.check(fk["copy_on_write"] >= region,
+                    f"{label}: region: a copy-on-write fault per page or more ({fk['copy_on_write']})")
+        if c.check(len(priv) == 1, f"{label}: the private file mapping ({len(priv)})"):
+            fk = priv[0]["fault_kinds"]
+            c.eq(fk["cow_file"], region, f"{label}: private file mapping: a file copy per page")
+            c.check(1 <= fk["file"] <= region, f"{label}: private file mapping: file faults ({fk['file']})")
+        for m in s["mappings"]:
+            c.check(all(v >= 0 for v in m["fault_kinds"].values()) and
+                    sum(m["fault_kinds"].values()) == m["faults"],
+                    f"{label}: mapping {m['start']}: kinds >= 0, summing to its faults")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -622,6 +689,8 @@ def run(c, mw, wl):
             ("mark inside/cmd", lambda l: mark_inside_case(c, l, mw)),
             ("iter threads/cmd", lambda l: threads_case(c, l, mw, wl, "cmd", 8)),
             ("iter threads/pid", lambda l: threads_case(c, l, mw, wl, "pid", 8)),
+            ("fault kinds/cmd", lambda l: faultkinds_case(c, l, mw, wl, "cmd")),
+            ("fault kinds/pid", lambda l: faultkinds_case(c, l, mw, wl, "pid")),
             ("demo usdt/cmd", lambda l: demo_case(c, l, mw, wl, "cmd")),
             ("errors", lambda l: error_cases(c, mw, wl)),
         ]

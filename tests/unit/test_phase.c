@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis/account.h"
+#include "analysis/faultkind.h"
 #include "analysis/model.h"
 #include "analysis/phase.h"
 #include "records.h"
@@ -1130,6 +1131,64 @@ out:
 }
 
 /* A marker's name: its own, else its spec's (MW_S_MARKNAME), else "phase". */
+/* Faults by kind: the markers' totals give each iteration its own, a
+ * slot's go to its mapping, and the kinds the kernel did not tell apart
+ * are copy-on-write, never below 0 nor above the faults. */
+TEST(fault_kinds)
+{
+	struct mw_account a;
+	struct mw_mark_rec mk;
+	struct mw_deltas_rec *d;
+	struct mw_mapping *mp;
+	struct mw_fkinds k;
+	uint32_t seq = 1;
+	int64_t raw[MW_FK_NR] = { 0 };
+
+	attach(&a);
+	mmap_op(&a, seq++, 1500, MAP_B, MAP_B, MAP_B + 64 * P, SEED_VM + 64);
+	mk = mark_new(MW_MARK_ITER, seq++, 2000, SEED_VM + 64, 7 * P, TEXT_RSS);
+	mk.faults = 100;
+	mk.fk[MW_FK_FIRST_TOUCH] = 90;
+	feed_mark(&a, &mk);
+	d = deltas_new(seq++, 2100);
+	deltas_add(d, MAP_B, 0, 64 * P, 0, 0, 64 * P, 80);
+	d->slots[0].fk[MW_FK_FIRST_TOUCH] = 16;
+	d->slots[0].fk[MW_FK_REFAULT] = 48;
+	feed_deltas(&a, d);
+	mk = mark_new(MW_MARK_ITER, seq++, 3000, SEED_VM + 64, 71 * P, TEXT_RSS);
+	mk.faults = 180;
+	mk.fk[MW_FK_FIRST_TOUCH] = 106;
+	mk.fk[MW_FK_REFAULT] = 48;
+	feed_mark(&a, &mk);
+	if (CHECK_EQ_U64(a.phases.nit, 2)) {
+		const struct mw_iter *it = &a.phases.it[0];
+
+		CHECK_EQ_INT(it->end.fk[MW_FK_FIRST_TOUCH] - it->start.fk[MW_FK_FIRST_TOUCH], 16);
+		CHECK_EQ_INT(it->end.fk[MW_FK_REFAULT] - it->start.fk[MW_FK_REFAULT], 48);
+		CHECK_EQ_U64(it->end.faults - it->start.faults, 80);
+	}
+	mp = at(&a, MAP_B);
+	if (CHECK(mp != NULL)) {
+		k = mw_fk_of(mp->faults, mp->fk);
+		CHECK_EQ_U64(k.n[MW_FK_FIRST_TOUCH], 16);
+		CHECK_EQ_U64(k.n[MW_FK_REFAULT], 48);
+		CHECK_EQ_U64(k.n[MW_FK_COW], 16);	/* 80 faults, 64 told apart */
+	}
+	/* A race's trace: a kind below 0, kinds above the faults. */
+	raw[MW_FK_FILE] = -2;
+	raw[MW_FK_FIRST_TOUCH] = 7;
+	raw[MW_FK_COW_FILE] = 9;
+	k = mw_fk_of(10, raw);
+	CHECK_EQ_U64(k.n[MW_FK_FILE], 0);
+	CHECK_EQ_U64(k.n[MW_FK_FIRST_TOUCH], 7);
+	CHECK_EQ_U64(k.n[MW_FK_COW_FILE], 3);
+	CHECK_EQ_U64(k.n[MW_FK_COW], 0);
+	CHECK_EQ_U64(mw_fk_new_pages(&k), 10);
+	CHECK_STR(mw_fk_key(MW_FK_COW), "copy_on_write");
+	CHECK_STR(mw_fk_key(MW_FK_ALL), "?");
+	account_free(&a);
+}
+
 TEST(mark_names)
 {
 	struct mw_account a;
@@ -1253,6 +1312,7 @@ int main(void)
 	RUN(session_iterations);
 	RUN(iterations_closed_by_end);
 	RUN(mark_names);
+	RUN(fault_kinds);
 	RUN(top_growth_capped_and_ordered);
 	return unit_done();
 }

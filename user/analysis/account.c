@@ -123,6 +123,8 @@ static void apply_slot(struct mw_account *a, const struct mw_slot *s)
 		a->lost_attr_faults += s->faults;
 		return;
 	}
+	for (int k = 0; k < MW_FK_NR; k++)
+		mp->fk[k] += s->fk[k];
 	before = mapping_rss_total(mp);
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		mp->rss[m] += s->rss[m];
@@ -633,6 +635,8 @@ static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
 	char name[MW_MARK_NAME_LEN];
 
 	memcpy(at.rss, mk->rss, sizeof(at.rss));
+	for (int k = 0; k < MW_FK_NR; k++)
+		at.fk[k] = (int64_t)mk->fk[k];
 	/* A boundary made in the process (uprobe, USDT): the [uprobes] page,
 	 * if this hit maps it, comes next from the same thread (apply_xol);
 	 * the loader's own marks come from its thread, never the process's. */
@@ -658,6 +662,8 @@ static void finish_phases(struct mw_account *a)
 	};
 
 	memcpy(at.rss, k->rss, sizeof(at.rss));
+	for (int i = 0; i < MW_FK_NR; i++)
+		at.fk[i] = (int64_t)k->fk[i];
 	phases_finish(&a->phases, &a->model, &at, k->phase_vm_peak << mw_page_shift,
 		      k->phase_rss_peak);
 }

@@ -33,7 +33,8 @@ static const struct {
 	[MW_T_CHURN_BYTES] = { "churn-bytes", 1 * MIB, true,
 		"steady-state churn: a steady iteration maps and unmaps at least this much (median)" },
 	[MW_T_CHURN_FAULTS] = { "churn-faults", 256, false,
-		"steady-state churn: ... or takes at least this many page faults (median)" },
+		"steady-state churn: ... or takes at least this many page faults that bring a page in "
+		"(median; copy-on-write: this many of those)" },
 	[MW_T_FIRST_FAULTS] = { "first-faults", 256, false,
 		"first-touch cost: the first iteration takes this many faults more than a steady one" },
 	[MW_T_FIRST_RATIO] = { "first-ratio", 4, false,
@@ -78,6 +79,7 @@ static const char *const kind_names[MW_NR_FINDING_KINDS] = {
 	[MW_F_HOST_GROWTH] = "host_rss_growth",
 	[MW_F_HOST_EXIT_PEAK] = "host_exit_peak",
 	[MW_F_PHASE_CHURN] = "phase_churn",
+	[MW_F_COW] = "steady_state_copy_on_write",
 };
 
 const char *finding_kind_name(enum mw_finding_kind k)
@@ -903,6 +905,7 @@ void findings_compute(const struct mw_account *a, const struct mw_find_opts *o,
 	find_churn(a, o, out);
 	find_first_touch(a, o, out);
 	find_phase_churn(a, o, out);
+	find_cow(a, o, out);
 	find_kept(a, o, out);
 	find_sparse(a, o, out);
 	find_waste(a, o, out);

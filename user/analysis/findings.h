@@ -35,6 +35,7 @@ enum mw_finding_kind {
 	MW_F_HOST_GROWTH,	/* -a: RSS grew in each of the last N intervals */
 	MW_F_HOST_EXIT_PEAK,	/* -a: an exit whose peak was far above its end */
 	MW_F_PHASE_CHURN,	/* a phase ends flat, paid with map/unmap/faults */
+	MW_F_COW,		/* steady iterations copy pages shared with a fork */
 	MW_NR_FINDING_KINDS,
 };
 
@@ -95,7 +96,7 @@ struct mw_fsite {
 	uint64_t count;		/* mappings */
 };
 
-#define MW_FMAX_NUMS 12
+#define MW_FMAX_NUMS 16
 #define MW_FMAX_MAPS 5
 #define MW_FMAX_SITES 5
 

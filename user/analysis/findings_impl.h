@@ -64,6 +64,8 @@ struct mw_mapping **fi_all_mappings(const struct mw_model *m, size_t *n);
 /* The detectors of findings_iter.c. */
 void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
 		struct mw_findings *out);
+void find_cow(const struct mw_account *a, const struct mw_find_opts *o,
+	      struct mw_findings *out);
 void find_phase_churn(const struct mw_account *a, const struct mw_find_opts *o,
 		      struct mw_findings *out);
 void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/faultkind.h"
 #include "analysis/findings_impl.h"
 #include "analysis/phase.h"
 #include "util.h"
@@ -43,13 +44,33 @@ static struct dist dist_of(int64_t *v, size_t n)
 	return d;
 }
 
-enum it_field { IT_VM, IT_RSS, IT_FAULTS, IT_MAPPED, IT_UNMAPPED, IT_NS, IT_GROWTH };
+enum it_field { IT_VM, IT_RSS, IT_FAULTS, IT_MAPPED, IT_UNMAPPED, IT_NS, IT_GROWTH,
+	IT_NEW_PAGE, IT_COW, IT_KIND0 /* + enum mw_fault_kind */ };
+
+/* Faults by kind between two points. */
+static struct mw_fkinds kinds_between(const struct mw_point *from, const struct mw_point *to)
+{
+	int64_t fk[MW_FK_NR];
+
+	for (int k = 0; k < MW_FK_NR; k++)
+		fk[k] = to->fk[k] - from->fk[k];
+	return mw_fk_of(to->faults - from->faults, fk);
+}
 
 static int64_t it_value(const struct mw_iter *it, enum it_field fld)
 {
 	int64_t vm = (int64_t)it->end.vm - (int64_t)it->start.vm;
 	int64_t rss = point_rss(&it->end) - point_rss(&it->start);
+	struct mw_fkinds k;
 
+	if (fld >= IT_NEW_PAGE) {
+		k = kinds_between(&it->start, &it->end);
+		if (fld == IT_NEW_PAGE)
+			return (int64_t)mw_fk_new_pages(&k);
+		if (fld == IT_COW)
+			return (int64_t)k.n[MW_FK_COW];
+		return fld - IT_KIND0 < MW_FK_ALL ? (int64_t)k.n[fld - IT_KIND0] : 0;
+	}
 	switch (fld) {
 	case IT_VM: return vm;
 	case IT_RSS: return rss;
@@ -58,8 +79,43 @@ static int64_t it_value(const struct mw_iter *it, enum it_field fld)
 	case IT_UNMAPPED: return (int64_t)(it->end.unmapped - it->start.unmapped);
 	case IT_NS: return (int64_t)(it->end.ts - it->start.ts);
 	case IT_GROWTH: return MW_MAX(vm, rss);
+	default: break;
 	}
 	return 0;
+}
+
+/* "refault 1,024, file 64": the kinds of the steady iterations' faults that
+ * brought a page in, the largest first, into buf. */
+static const char *kinds_words(const struct mw_phases *ph, size_t s0, bool cow, char *buf,
+			       size_t len)
+{
+	struct mw_fkinds sum = { { 0 } };
+	size_t at = 0;
+	bool done[MW_FK_ALL] = { false };
+
+	buf[0] = 0;
+	for (size_t i = s0; i < ph->nit; i++) {
+		struct mw_fkinds k = kinds_between(&ph->it[i].start, &ph->it[i].end);
+
+		for (int j = 0; j < MW_FK_ALL; j++)
+			sum.n[j] += k.n[j];
+	}
+	if (!cow)
+		sum.n[MW_FK_COW] = 0;
+	for (;;) {
+		int best = -1;
+		char n[32];
+
+		for (int j = 0; j < MW_FK_ALL; j++)
+			if (!done[j] && sum.n[j] && (best < 0 || sum.n[j] > sum.n[best]))
+				best = j;
+		if (best < 0 || at + 48 > len)
+			break;
+		done[best] = true;
+		at += (size_t)snprintf(buf + at, len - at, "%s%s %s", at ? ", " : "",
+				       mw_fk_words(best), fi_commas(sum.n[best], n));
+	}
+	return buf;
 }
 
 /* Iterations [from, nit) of field fld. */
@@ -138,14 +194,14 @@ void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
 	const struct mw_phases *ph = &a->phases;
 	const struct mw_model *m = &a->model;
 	size_t s0 = MW_MAX(ph->settled_after, (size_t)1), ngroups = 0;
-	struct dist vm, mapped, unmapped, faults;
+	struct dist vm, mapped, unmapped, faults, fresh, refaults, cow;
 	struct churn_group *g;
 	struct sites acc = { 0 };
 	struct mw_finding *f;
 	uint64_t t0, t1, max_size = 0, glibc_max = 0, churn_faults = 0, churn_maps = 0;
 	uint64_t heap_bytes = 0, all_bytes = 0;
 	size_t steady, glibc;
-	char b[4][32];
+	char b[4][32], kinds[256];
 	bool mapping;
 
 	if (ph->growing || ph->nit < s0 + 2)
@@ -155,8 +211,13 @@ void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
 	mapped = it_dist(ph, s0, IT_MAPPED);
 	unmapped = it_dist(ph, s0, IT_UNMAPPED);
 	faults = it_dist(ph, s0, IT_FAULTS);
+	/* Churn is pages brought in again: a copy-on-write fault is not
+	 * (steady_state_copy_on_write says those). */
+	fresh = it_dist(ph, s0, IT_NEW_PAGE);
+	refaults = it_dist(ph, s0, IT_KIND0 + MW_FK_REFAULT);
+	cow = it_dist(ph, s0, IT_COW);
 	mapping = MW_MIN(mapped.median, unmapped.median) >= o->t[MW_T_CHURN_BYTES];
-	if (!mapping && faults.median < o->t[MW_T_CHURN_FAULTS])
+	if (!mapping && fresh.median < o->t[MW_T_CHURN_FAULTS])
 		return;
 	/* What went in the steady state: unmapped while a steady iteration ran. */
 	t0 = ph->it[s0].start.ts;
@@ -188,15 +249,16 @@ void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
 			g[k].faults += mp->faults;
 		}
 	}
-	f = fi_new(out, MW_F_CHURN, faults.median >= 10 * MW_MAX(o->t[MW_T_CHURN_FAULTS], 1) ||
+	f = fi_new(out, MW_F_CHURN, fresh.median >= 10 * MW_MAX(o->t[MW_T_CHURN_FAULTS], 1) ||
 		 mapped.median >= 10 * MW_MAX(o->t[MW_T_CHURN_BYTES], 1) ? MW_SEV_HIGH :
 		 MW_SEV_WARNING);
 	f->summary = fi_printf("the steady state is flat in VM (%s over %zu iterations) but each "
-			     "iteration maps %s, unmaps %s and takes %s page faults "
-			     "(median; %s faults in all)",
+			     "iteration maps %s, unmaps %s and takes %s page faults that bring "
+			     "a page in (median; %s in all: %s)",
 			     fi_hum(vm.sum, b[0]), steady, fi_hum(mapped.median, b[1]),
-			     fi_hum(unmapped.median, b[2]), fi_commas((uint64_t)faults.median, b[3]),
-			     fi_commas((uint64_t)faults.sum, (char[32]){ 0 }));
+			     fi_hum(unmapped.median, b[2]), fi_commas((uint64_t)fresh.median, b[3]),
+			     fi_commas((uint64_t)fresh.sum, (char[32]){ 0 }),
+			     fresh.sum ? kinds_words(ph, s0, false, kinds, sizeof(kinds)) : "none");
 	fi_num(f, "steady_iterations", (int64_t)steady);
 	fi_num(f, "vm_delta_bytes", vm.sum);
 	fi_num(f, "mapped_bytes_per_iteration", mapped.median);
@@ -205,6 +267,9 @@ void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
 	fi_num(f, "faults_per_iteration_min", faults.min);
 	fi_num(f, "faults_per_iteration_max", faults.max);
 	fi_num(f, "faults", faults.sum);
+	fi_num(f, "new_page_faults_per_iteration", fresh.median);
+	fi_num(f, "refaults_per_iteration", refaults.median);
+	fi_num(f, "copy_on_write_per_iteration", cow.median);
 	fi_num(f, "mapped_bytes", mapped.sum);
 	fi_num(f, "unmapped_bytes", unmapped.sum);
 	fi_num(f, "churned_mappings", (int64_t)churn_maps);
@@ -231,6 +296,50 @@ void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
 		     all_bytes && heap_bytes * 2 > all_bytes);
 }
 
+/* ---- copy-on-write in the steady state ---------------------------------------- */
+
+/*
+ * Steady iterations that each take churn-faults or more faults that moved
+ * no RSS counter, most of their faults: a page shared with a child after
+ * fork() copied when written, or a write-protect fault.  Node's
+ * execFileSync forks the whole process for every `memwatch mark`: ~1,270
+ * such faults per inference in ONNX Runtime (issue 26), which the churn
+ * finding used to call memory given back and faulted in again.
+ */
+void find_cow(const struct mw_account *a, const struct mw_find_opts *o,
+	      struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	size_t s0 = MW_MAX(ph->settled_after, (size_t)1);
+	struct dist cow, faults;
+	struct mw_finding *f;
+	char b[3][32];
+
+	if (ph->nit < s0 + 2)
+		return;
+	cow = it_dist(ph, s0, IT_COW);
+	faults = it_dist(ph, s0, IT_FAULTS);
+	if (cow.median < o->t[MW_T_CHURN_FAULTS] || 2 * cow.median < faults.median)
+		return;
+	f = fi_new(out, MW_F_COW, cow.median >= 10 * MW_MAX(o->t[MW_T_CHURN_FAULTS], 1) ?
+		   MW_SEV_WARNING : MW_SEV_INFO);
+	f->summary = fi_printf("each steady iteration takes %s copy-on-write faults (median, of %s "
+			       "faults; %s in %zu iterations): pages shared with a child process "
+			       "since a fork() are copied when written, with no new memory",
+			       fi_commas((uint64_t)cow.median, b[0]),
+			       fi_commas((uint64_t)faults.median, b[1]),
+			       fi_commas((uint64_t)cow.sum, b[2]), ph->nit - s0);
+	f->remedy = fi_printf("start helper processes with posix_spawn() or vfork() rather than "
+			      "fork() (Node's child_process forks the whole process: mark through "
+			      "the control socket, include/memwatch_mark.js), or fork before the "
+			      "working set is written; write-protect faults (userfaultfd, "
+			      "soft-dirty) count here too");
+	fi_num(f, "steady_iterations", (int64_t)(ph->nit - s0));
+	fi_num(f, "copy_on_write_per_iteration", cow.median);
+	fi_num(f, "copy_on_write", cow.sum);
+	fi_num(f, "faults_per_iteration", faults.median);
+}
+
 /* ---- churn inside a phase ------------------------------------------------------ */
 
 /*
@@ -254,7 +363,10 @@ void find_phase_churn(const struct mw_account *a, const struct mw_find_opts *o,
 		int64_t mapped = (int64_t)(p->end.mapped - p->start.mapped);
 		int64_t unmapped = (int64_t)(p->end.unmapped - p->start.unmapped);
 		int64_t faults = (int64_t)(p->end.faults - p->start.faults);
-		int64_t faulted = faults << mw_page_shift, turnover = MW_MIN(mapped, unmapped);
+		struct mw_fkinds kinds = kinds_between(&p->start, &p->end);
+		/* Pages brought in: copy-on-write faults are not churn. */
+		int64_t faulted = (int64_t)mw_fk_new_pages(&kinds) << mw_page_shift;
+		int64_t turnover = MW_MIN(mapped, unmapped);
 		int64_t peak = MW_MAX((int64_t)p->rss_peak, 1), need;
 		size_t nit = 0;
 		struct mw_finding *f;
@@ -324,9 +436,10 @@ void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 
 	if (ph->nit < 2 || s0 >= ph->nit)
 		return;
-	faults = it_dist(ph, s0, IT_FAULTS);
+	/* Pages brought in (first touch, file, refault), not copies. */
+	faults = it_dist(ph, s0, IT_NEW_PAGE);
 	ns = it_dist(ph, s0, IT_NS);
-	f1 = it_value(&ph->it[0], IT_FAULTS);
+	f1 = it_value(&ph->it[0], IT_NEW_PAGE);
 	rss1 = it_value(&ph->it[0], IT_RSS);
 	ns1 = it_value(&ph->it[0], IT_NS);
 	rss_steady = it_dist(ph, s0, IT_RSS).median;
@@ -355,8 +468,9 @@ void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 	}
 	fi_sort(v, n, sizeof(*v), fi_took_cmp);
 	f = fi_new(out, MW_F_FIRST_TOUCH, MW_SEV_INFO);
-	f->summary = fi_printf("the first iteration takes %s page faults (RSS %s, %.3f s) where a "
-			     "steady one takes %s (%.3f s): %s faulted into %zu mapping%s",
+	f->summary = fi_printf("the first iteration takes %s page faults that bring a page in "
+			     "(RSS %s, %.3f s) where a steady one takes %s (%.3f s): %s faulted "
+			     "into %zu mapping%s",
 			     fi_commas((uint64_t)f1, b[0]), fi_hum(rss1, b[1]), ns1 / 1e9,
 			     fi_commas((uint64_t)faults.median, b[2]), ns.median / 1e9,
 			     fi_hum(fault_in, b[3]), n, n == 1 ? "" : "s");

@@ -391,6 +391,12 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	}
 	meas->faults = (uint64_t)mw_scale((int64_t)faults, num, den);
 	rest->faults = faults - meas->faults;
+	for (int k = 0; k < MW_FK_NR; k++) {
+		int64_t n = a->fk[k];
+
+		meas->fk[k] = mw_scale(n, num, den);
+		rest->fk[k] = n - meas->fk[k];
+	}
 	meas->requested = (uint64_t)mw_scale((int64_t)req, num, den);
 	rest->requested = req - meas->requested;
 	/* The peak divided by size, too: whole pages, never more than a
@@ -484,6 +490,8 @@ static void fold_dead(struct mw_model *m, struct mw_mapping *mp)
 		f->rss[i] += mp->rss[i];
 	f->rss_peak += mp->rss_peak;
 	f->faults += mp->faults;
+	for (int k = 0; k < MW_FK_NR; k++)
+		f->fk[k] += mp->fk[k];
 	f->requested += mp->requested;
 	f->end += mp->end - mp->start;	/* folded: end holds total bytes */
 	m->nfolded++;
@@ -520,6 +528,8 @@ static void mapping_absorb(struct mw_mapping *into, const struct mw_mapping *fro
 	for (int i = 0; i < MW_NR_MEMBERS; i++)
 		into->rss[i] += from->rss[i];
 	into->faults += from->faults;
+	for (int k = 0; k < MW_FK_NR; k++)
+		into->fk[k] += from->fk[k];
 	into->requested += from->requested;
 	/* Capped once the merged range is known (set_vma). */
 	into->rss_peak = MW_MAX(into->rss_peak, from->rss_peak);

@@ -84,6 +84,7 @@ struct mw_mapping {
 	int64_t rss[MW_NR_MEMBERS];	/* bytes, by kmem:rss_stat member */
 	int64_t rss_peak;	/* highest file+anon+shmem */
 	uint64_t faults;
+	int64_t fk[MW_FK_NR];	/* of them, by kind (analysis/faultkind.h) */
 	uint64_t requested;	/* bytes asked for by the calls that built it */
 	uint64_t born_ns, died_ns;
 	uint32_t born_seq;	/* creation order, for identity on merges */

@@ -36,6 +36,7 @@ struct mw_point {
 	uint64_t vm;		/* bytes */
 	int64_t rss[MW_NR_MEMBERS];
 	uint64_t faults, mapped, unmapped;
+	int64_t fk[MW_FK_NR];	/* faults so far by kind (analysis/faultkind.h) */
 };
 
 struct mw_phase {

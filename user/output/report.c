@@ -89,13 +89,14 @@ void report_steady_hist(const struct mw_account *a, struct mw_hist *vm, struct m
 }
 
 void report_steady_totals(const struct mw_account *a, size_t *count, int64_t *vm,
-			  int64_t *rss, uint64_t *faults)
+			  int64_t *rss, uint64_t *faults, int64_t fk[MW_FK_NR])
 {
 	const struct mw_phases *ph = &a->phases;
 
 	*count = 0;
 	*vm = *rss = 0;
 	*faults = 0;
+	memset(fk, 0, MW_FK_NR * sizeof(*fk));
 	for (size_t i = ph->settled_after; i < ph->nit; i++) {
 		int64_t dv, dr;
 
@@ -103,6 +104,8 @@ void report_steady_totals(const struct mw_account *a, size_t *count, int64_t *vm
 		*vm += dv;
 		*rss += dr;
 		*faults += ph->it[i].end.faults - ph->it[i].start.faults;
+		for (int k = 0; k < MW_FK_NR; k++)
+			fk[k] += ph->it[i].end.fk[k] - ph->it[i].start.fk[k];
 		(*count)++;
 	}
 }

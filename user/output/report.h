@@ -33,9 +33,9 @@ const char *size_short(int64_t v, char *buf, size_t len);
 struct mw_hist;
 /* Growth per steady-state iteration (after settled_after), bytes >= 0. */
 void report_steady_hist(const struct mw_account *a, struct mw_hist *vm, struct mw_hist *rss);
-/* Totals of the steady-state iterations. */
+/* Totals of the steady-state iterations; fk[]: their faults by kind. */
 void report_steady_totals(const struct mw_account *a, size_t *count, int64_t *vm,
-			  int64_t *rss, uint64_t *faults);
+			  int64_t *rss, uint64_t *faults, int64_t fk[MW_FK_NR]);
 
 void report_text(FILE *f, const struct mw_account *a, const struct report_opts *ro);
 /* One NDJSON line ("type":"start"). */

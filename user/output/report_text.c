@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "analysis/classify.h"
+#include "analysis/faultkind.h"
 #include "analysis/hist.h"
 #include "analysis/hists.h"
 #include "output/report.h"
@@ -81,6 +82,41 @@ static void header(FILE *f, const struct mw_account *a, const struct report_opts
 	fprintf(f, ", traced for %.2f s\n\n", secs);
 }
 
+/* "<indent>faults: first touch 1024, copy-on-write 3": the kinds there are,
+ * nothing when no faults. */
+static void fkinds_label(FILE *f, const char *indent, const char *label, uint64_t faults,
+			 const int64_t fk[MW_FK_NR])
+{
+	struct mw_fkinds k = mw_fk_of(faults, fk);
+	const char *sep = "";
+
+	if (!faults)
+		return;
+	fprintf(f, "%s%s", indent, label);
+	for (int i = 0; i < MW_FK_ALL; i++) {
+		if (!k.n[i])
+			continue;
+		fprintf(f, "%s %s %llu", sep, mw_fk_words(i), (unsigned long long)k.n[i]);
+		sep = ",";
+	}
+	fputc('\n', f);
+}
+
+static void fkinds_line(FILE *f, const char *indent, uint64_t faults, const int64_t fk[MW_FK_NR])
+{
+	fkinds_label(f, indent, "faults:", faults, fk);
+}
+
+static void fkinds_between(FILE *f, const char *indent, const struct mw_point *from,
+			   const struct mw_point *to)
+{
+	int64_t fk[MW_FK_NR];
+
+	for (int i = 0; i < MW_FK_NR; i++)
+		fk[i] = to->fk[i] - from->fk[i];
+	fkinds_line(f, indent, to->faults - from->faults, fk);
+}
+
 static void totals(FILE *f, const struct mw_account *a)
 {
 	const struct mw_proc *k = &a->kstate;
@@ -100,6 +136,7 @@ static void totals(FILE *f, const struct mw_account *a)
 	fprintf(f, "  %-16s %12llu   (user %llu, in kernel %llu)\n", "page faults",
 		(unsigned long long)(k->faults + k->kfaults), (unsigned long long)k->faults,
 		(unsigned long long)k->kfaults);
+	fkinds_label(f, "    ", "by kind:", k->faults + k->kfaults, (const int64_t *)k->fk);
 	fprintf(f, "  %-16s %12llu calls, VM mapped %s\n", "mmap",
 		(unsigned long long)k->calls[MW_OP_MMAP], mw_human(k->mapped_bytes, b1, sizeof(b1)));
 	fprintf(f, "  %-16s %12llu calls, VM unmapped %s\n", "munmap",
@@ -212,6 +249,7 @@ static void phases(FILE *f, const struct mw_account *a)
 			size_short(point_rss(&p->end) - point_rss(&p->start), b[3], 16),
 			size_short(p->rss_peak, b[4], 16),
 			(unsigned long long)(p->end.faults - p->start.faults));
+		fkinds_between(f, "    ", &p->start, &p->end);
 		for (size_t k = 0; k < p->ntop && k < 3; k++) {
 			const struct mw_growth *g = &p->top[k];
 			char path[64];
@@ -233,13 +271,13 @@ static void iterations(FILE *f, const struct mw_account *a, const struct report_
 	const struct mw_mapping *mp;
 	struct mw_hist hv, hr;
 	char b[4][16], buf[4200], path[64];
-	int64_t vm, rss;
+	int64_t vm, rss, fk[MW_FK_NR];
 	uint64_t faults;
 	size_t count;
 
 	if (!ph->nit)
 		return;
-	report_steady_totals(a, &count, &vm, &rss, &faults);
+	report_steady_totals(a, &count, &vm, &rss, &faults, fk);
 	fprintf(f, "Iterations: %zu; memory settled after iteration %zu\n", ph->nit,
 		ph->settled_after);
 	fprintf(f, "  first:  VM %s, RSS %s, %llu faults, %.3f s\n",
@@ -247,10 +285,12 @@ static void iterations(FILE *f, const struct mw_account *a, const struct report_
 		size_short(point_rss(&ph->it[0].end) - point_rss(&ph->it[0].start), b[1], 16),
 		(unsigned long long)(ph->it[0].end.faults - ph->it[0].start.faults),
 		(ph->it[0].end.ts - ph->it[0].start.ts) / 1e9);
+	fkinds_between(f, "          ", &ph->it[0].start, &ph->it[0].end);
 	fprintf(f, "  steady: %zu iterations, VM %s, RSS %s, %llu faults: %s\n", count,
 		size_short(vm, b[2], 16), size_short(rss, b[3], 16),
 		(unsigned long long)faults,
 		ph->growing ? "GROWING (leak suspect)" : "flat");
+	fkinds_line(f, "          ", faults, fk);
 	model_for_each(mp, &a->model) {
 
 		if (!phases_mapping_grows(ph, mp))

@@ -33,7 +33,7 @@ enum mw_member {
 };
 
 /*
- * What a fault did, told by the RSS counters it moved (fault.bpf.h:
+ * What a fault did, told by the RSS counters it moved (faultkind.bpf.h:
  * fault_kind_note).  A fault that moved none (a page shared with a fork
  * copied on write, a write-protect fault, a page another thread mapped
  * first) is in no kind here: the loader counts it as faults minus kinds.

@@ -96,7 +96,7 @@ struct mw_thread {
 	__u64 sys_vm_before;	/* total_vm at syscall entry, pages */
 	__u64 sys_aux[2];	/* op-specific: brk: old brk; shmdt: segment */
 	__s64 sys_rss[MW_NR_MEMBERS];
-	/* Kernels before 6.2 (fault.bpf.h: split_rss): the task's own RSS
+	/* Kernels before 6.2 (split_rss.bpf.h): the task's own RSS
 	 * caches as last looked at, and the fault that changes them now. */
 	__s32 rss_snap[MW_NR_MEMBERS];
 	__u32 snap_valid;

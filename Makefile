@@ -268,8 +268,10 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@tests/fuzz/run $(FUZZ_SECONDS)
 
-# Installing: sbin, as bpftool and libbpf-tools (it needs root).  The unit
-# and the examples go to share/memwatch/, the unit with ExecStart= naming
+# Installing: sbin, as bpftool and libbpf-tools (it needs root).  The
+# markers' headers (MEMWATCH_PHASE, memwatch_mark_phase()) go to include/,
+# their Python and Node modules, the unit and the examples to
+# share/memwatch/, the unit with ExecStart= naming
 # where the binary went; SYSTEMDUNITDIR= (debian/rules: /lib/systemd/system)
 # puts the unit there instead.  MEMWATCH= installs another build of it.
 PREFIX     ?= /usr/local
@@ -277,13 +279,15 @@ DESTDIR    ?=
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/memwatch
+INCLUDEDIR ?= $(PREFIX)/include
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?=
 MEMWATCH   ?= $(MW_BIN)
 UNIT_DIR   := $(or $(SYSTEMDUNITDIR),$(DATADIR))
 INSTALLED  := $(SBINDIR)/memwatch $(MANDIR)/man8/memwatch.8 $(COMPLETIONDIR)/memwatch \
 	      $(UNIT_DIR)/memwatch.service $(DATADIR)/prometheus.yml \
-	      $(DATADIR)/grafana-dashboard.json
+	      $(DATADIR)/grafana-dashboard.json $(INCLUDEDIR)/memwatch.h \
+	      $(INCLUDEDIR)/memwatch_mark.h $(DATADIR)/memwatch_mark.py $(DATADIR)/memwatch_mark.js
 
 install: $(MEMWATCH)
 	install -D -m 0755 $(MEMWATCH) $(DESTDIR)$(SBINDIR)/memwatch
@@ -294,6 +298,8 @@ install: $(MEMWATCH)
 		>$(DESTDIR)$(UNIT_DIR)/memwatch.service
 	chmod 0644 $(DESTDIR)$(UNIT_DIR)/memwatch.service
 	install -m 0644 scripts/prometheus.yml scripts/grafana-dashboard.json $(DESTDIR)$(DATADIR)/
+	install -D -m 0644 -t $(DESTDIR)$(INCLUDEDIR) include/memwatch.h include/memwatch_mark.h
+	install -m 0644 include/memwatch_mark.py include/memwatch_mark.js $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -505,6 +505,18 @@ def faultkinds_case(c, label, mw, wl, mode):
             c.check(all(v >= 0 for v in m["fault_kinds"].values()) and
                     sum(m["fault_kinds"].values()) == m["faults"],
                     f"{label}: mapping {m['start']}: kinds >= 0, summing to its faults")
+        if mode == "cmd" and len(anon) == 1:
+            # The text report says the same of the region.
+            ck = os.path.join(tmp, "ck2")
+            os.mkdir(ck)
+            p = subprocess.run([mw, "--", os.path.join(wl, "faultkinds")], env=dict(os.environ, MW_CKPT_DIR=ck),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+            text = p.stdout.decode(errors="replace").splitlines()
+            sec = text[text.index("Faults by kind, in the mappings that took most") + 1:] \
+                if "Faults by kind, in the mappings that took most" in text else []
+            row = [ln for ln in sec[:5] if " anon " in ln and f"refault {region}" in ln]
+            c.check(p.returncode == 0 and len(row) == 1 and f"first touch {region}" in row[0],
+                    f"{label}: text: the region's row of faults by kind ({row or sec[:5]})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

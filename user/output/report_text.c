@@ -201,6 +201,40 @@ static void mapping_section(FILE *f, const struct mw_account *a,
 }
 
 /* Live mappings, then what was unmapped during the trace (RSS as it went). */
+#define MW_KIND_ROWS 5
+
+/* What the faults did in the mappings that took most of them. */
+static void mapping_kinds(FILE *f, const struct mw_account *a, struct mw_mapping **v, size_t n)
+{
+	const struct mw_mapping *top[MW_KIND_ROWS] = { NULL };
+	char buf[4200], path[32], size[16], label[96];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mw_mapping *mp = v[i];
+		size_t k = MW_KIND_ROWS;
+
+		while (k > 0 && mp->faults && (!top[k - 1] || mp->faults > top[k - 1]->faults))
+			k--;
+		if (k == MW_KIND_ROWS)
+			continue;
+		memmove(&top[k + 1], &top[k], (MW_KIND_ROWS - 1 - k) * sizeof(top[0]));
+		top[k] = mp;
+	}
+	if (!top[0])
+		return;
+	fprintf(f, "Faults by kind, in the mappings that took most\n");
+	for (size_t k = 0; k < MW_KIND_ROWS && top[k]; k++) {
+		const struct mw_mapping *mp = top[k];
+
+		printable(mapping_display_path(&a->model, mp, buf, sizeof(buf)), path, sizeof(path), 20);
+		snprintf(label, sizeof(label), "%12llx %-5s %6s%s%s%s:", (unsigned long long)mp->start,
+			 mw_kind_name(mp->kind), size_short(mp->end - mp->start, size, sizeof(size)),
+			 mp->unmapped || path[0] ? " " : "", mp->unmapped ? "*" : "", path);
+		fkinds_label(f, "  ", label, mp->faults, mp->fk);
+	}
+	fputc('\n', f);
+}
+
 static void mappings(FILE *f, const struct mw_account *a, const struct report_opts *ro)
 {
 	size_t n, nlive = a->model.nlive;
@@ -210,6 +244,7 @@ static void mappings(FILE *f, const struct mw_account *a, const struct report_op
 	mapping_section(f, a, v, nlive, ro->max_mappings, "Mappings at the end", 0);
 	mapping_section(f, a, v + nlive, n - nlive, MW_MAX(ro->max_mappings / 2, 1),
 			"Unmapped during the trace (RSS when unmapped)", a->model.nfolded);
+	mapping_kinds(f, a, v, n);
 	if (llabs(account_unattributed(a)) >= 64 << 10)
 		fprintf(f, "RSS not placed in any mapping: %s\n",
 			mw_human(account_unattributed(a), b1, sizeof(b1)));

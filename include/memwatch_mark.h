@@ -19,10 +19,11 @@
  * MEMWATCH_CONTROL (/run/memwatch/PID.sock); without it, or if memwatch has
  * gone, the calls do nothing and return -1.  The protocol, one line each
  * way: connect, write "phase NAME\n" (NAME: 1 to 63 printable characters)
- * or "iter\n", read "ok\n" or "error TEXT\n".  The answer comes once the
- * marker is taken, so what the program does before the call falls in the
- * phase before, what it does after in the new one.  Cost: a socket, a
- * connect and two small messages (tens of microseconds), no allocation.
+ * or "iter\n" (within 5 s of connecting), read "ok\n" or "error TEXT\n".
+ * The answer comes once the marker is taken, so what the program does
+ * before the call falls in the phase before, what it does after in the
+ * new one.  Cost: a socket, a connect and two small messages (tens of
+ * microseconds), no allocation.
  * Python and Node: memwatch_mark.py and memwatch_mark.js beside this file.
  */
 #ifndef MEMWATCH_MARK_H

@@ -666,13 +666,13 @@ static int wait_events(struct session *s, int timeout_ms)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = capture_fd(s->cap), .events = POLLIN },
-		{ .fd = s->ctl.fd, .events = POLLIN },
+		{ .fd = control_poll_fd(&s->ctl), .events = POLLIN },
 	};
-	int n = poll(pfd, s->ctl.fd >= 0 ? 2 : 1, timeout_ms);
+	int n = poll(pfd, pfd[1].fd >= 0 ? 2 : 1, timeout_ms);
 
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
-	if (pfd[1].revents & POLLIN)
+	if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) || control_due(&s->ctl))
 		serve_control(s);
 	return capture_poll(s->cap, 0);
 }
@@ -846,7 +846,8 @@ static uint64_t cpu_ns(void)
 
 int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_status)
 {
-	struct session s = { .o = o, .acct = acct, .pagemap_fd = -1 };
+	struct session s = { .o = o, .acct = acct, .pagemap_fd = -1,
+			     .ctl = { .fd = -1, .dirfd = -1, .client = -1 } };
 	struct mw_capture_opts co = {
 		.max_procs = o->max_procs,
 		.ringbuf_bytes = o->ringbuf_bytes,

@@ -18,15 +18,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define MW_CONTROL_DIR "/run/memwatch"
 #define MW_CONTROL_ENV "MEMWATCH_CONTROL"
+#define MW_CONTROL_LINE_MS 5000	/* a client's line must come by then */
 
 struct mw_control {
 	int fd;			/* listening socket, -1 if none */
 	int dirfd;		/* MW_CONTROL_DIR, checked; -1 if none */
 	char name[32];		/* the socket's name in it */
+	int client;		/* accepted, its line not yet come; -1 none */
+	uint64_t client_until;	/* ... given up then (CLOCK_MONOTONIC ns) */
 };
 
 struct mw_control_req {
@@ -41,8 +45,15 @@ void control_close(struct mw_control *ctl);
 const char *control_path(const struct mw_control *ctl, char *buf, size_t len);
 /* The session MW_CONTROL_ENV names (a command memwatch runs), or 0. */
 pid_t control_env_session(void);
+/* What the session's loop polls for POLLIN: the listening socket, or the
+ * client whose line is still to come (-1: none). */
+int control_poll_fd(const struct mw_control *ctl);
+/* Whether the loop must call control_accept() with no event: a client
+ * whose line is overdue is to be dropped. */
+bool control_due(const struct mw_control *ctl);
 /* Take one request if one is waiting; fills req, returns the client fd
- * (answer with control_reply) or -1. */
+ * (answer with control_reply) or -1.  Never blocks: a client whose line has
+ * not come yet waits (control_poll_fd) up to MW_CONTROL_LINE_MS. */
 int control_accept(struct mw_control *ctl, struct mw_control_req *req);
 void control_reply(int client, const char *answer);
 

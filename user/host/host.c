@@ -459,11 +459,12 @@ static int loop(struct host *h)
 	while (!stop_now(h, deadline, &forwarded)) {
 		struct pollfd pfd[2] = {
 			{ .fd = capture_fd(h->cap), .events = POLLIN },
-			{ .fd = h->ctl.fd, .events = POLLIN },
+			{ .fd = control_poll_fd(&h->ctl), .events = POLLIN },
 		};
 		struct mw_hsnap snap = { 0 };
 
-		if (poll(pfd, h->ctl.fd >= 0 ? 2 : 1, 100) > 0 && (pfd[1].revents & POLLIN))
+		if ((poll(pfd, pfd[1].fd >= 0 ? 2 : 1, 100) > 0 &&
+		     (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) || control_due(&h->ctl))
 			serve_control(h);
 		capture_poll(h->cap, 0);
 		now = mw_now_ns();
@@ -574,7 +575,7 @@ static int check_pids(const struct host_opts *o)
 
 int host_run(const struct host_opts *o, int *cmd_status)
 {
-	struct host h = { .o = o, .cmd_status = -1, .ctl = { .fd = -1, .dirfd = -1 } };
+	struct host h = { .o = o, .cmd_status = -1, .ctl = { .fd = -1, .dirfd = -1, .client = -1 } };
 	int err, cgroup_fd = -1;
 	uint64_t avail;
 

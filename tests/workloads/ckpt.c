@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>		/* rename() only: no FILE streams here */
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -261,6 +263,24 @@ void touch(void *p, size_t len)
 
 	for (off = 0; off < len; off += PAGE_SZ)
 		c[off] = 1;
+}
+
+pid_t fork_waiting_child(void)
+{
+	pid_t child = fork();
+
+	if (child < 0)
+		die("fork");
+	if (!child)
+		for (;;)
+			pause();
+	return child;
+}
+
+void reap_child(pid_t child)
+{
+	if (kill(child, SIGKILL) || waitpid(child, NULL, 0) != child)
+		die("kill child");
 }
 
 /* Fault in the stack ckpt() will use, so checkpoints never grow it. */

@@ -30,6 +30,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /*
  * A function a uprobe (memwatch --phase-at/--iter BINARY:SYMBOL) can find by
@@ -69,6 +70,11 @@ void ckpt_exit(int code) __attribute__((noreturn));
 
 /* Write one byte per 4 KiB page of page-aligned [p, p+len). */
 void touch(void *p, size_t len);
+
+/* A child that only waits (its pages stay shared copy-on-write with ours
+ * until reap_child() kills and reaps it); exit_group(1) on failure. */
+pid_t fork_waiting_child(void);
+void reap_child(pid_t child);
 
 /* CLOCK_MONOTONIC in ns, and the line scripts/bench reads a workload's own
  * time from: "elapsed_ns N iterations N" on stdout, written at once (no

@@ -27,23 +27,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ckpt.h"
 #include "../../include/memwatch.h"
 
 static size_t page;
-
-static void write_each(char *p, size_t len)
-{
-	for (size_t off = 0; off < len; off += page)
-		p[off]++;
-}
 
 static unsigned read_each(const char *p, size_t len)
 {
@@ -96,25 +88,19 @@ int main(int argc, char **argv)
 	MEMWATCH_PHASE("kinds");
 	ckpt("iter1");
 	MEMWATCH_ITER();
-	write_each(region, size);
+	touch(region, size);
 
 	ckpt("iter2");
 	MEMWATCH_ITER();
 	if (madvise(region, size, MADV_DONTNEED))
 		die("madvise DONTNEED");
-	write_each(region, size);
+	touch(region, size);
 
 	ckpt("iter3");
 	MEMWATCH_ITER();
-	child = fork();
-	if (child < 0)
-		die("fork");
-	if (!child)
-		for (;;)
-			pause();
-	write_each(region, size);
-	if (kill(child, SIGKILL) || waitpid(child, NULL, 0) != child)
-		die("kill child");
+	child = fork_waiting_child();
+	touch(region, size);
+	reap_child(child);
 
 	ckpt("iter4");
 	MEMWATCH_ITER();
@@ -126,7 +112,7 @@ int main(int argc, char **argv)
 
 	ckpt("iter6");
 	MEMWATCH_ITER();
-	write_each(private, size);
+	touch(private, size);
 
 	ckpt("end");
 	MEMWATCH_PHASE("end");

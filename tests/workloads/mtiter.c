@@ -31,10 +31,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -140,16 +138,10 @@ int main(int argc, char **argv)
 
 		ckpt(iter_name(name, k));
 		MEMWATCH_ITER();
-		child = fork();
-		if (child < 0)
-			die("fork");
-		if (!child)
-			for (;;)
-				pause();
+		child = fork_waiting_child();
 		pthread_barrier_wait(&go);
 		pthread_barrier_wait(&done);
-		if (kill(child, SIGKILL) || waitpid(child, NULL, 0) != child)
-			die("kill child");
+		reap_child(child);
 	}
 	ckpt("end");
 	MEMWATCH_PHASE("end");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* faultkind.c — fault kinds: names and the derived copy-on-write count. */
 #include "analysis/faultkind.h"
+#include "analysis/phase.h"
 
 static const struct {
 	const char *key, *words;
@@ -39,6 +40,15 @@ struct mw_fkinds mw_fk_of(uint64_t faults, const int64_t fk[MW_FK_NR])
 	}
 	r.n[MW_FK_COW] = faults - told;
 	return r;
+}
+
+struct mw_fkinds mw_fk_between(const struct mw_point *from, const struct mw_point *to)
+{
+	int64_t fk[MW_FK_NR];
+
+	for (int k = 0; k < MW_FK_NR; k++)
+		fk[k] = to->fk[k] - from->fk[k];
+	return mw_fk_of(to->faults - from->faults, fk);
 }
 
 uint64_t mw_fk_new_pages(const struct mw_fkinds *k)

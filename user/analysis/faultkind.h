@@ -28,6 +28,10 @@ const char *mw_fk_words(int k);
  * differences, so signed) were told apart. */
 struct mw_fkinds mw_fk_of(uint64_t faults, const int64_t fk[MW_FK_NR]);
 
+/* The kinds of the faults between two markers' totals (analysis/phase.h). */
+struct mw_point;
+struct mw_fkinds mw_fk_between(const struct mw_point *from, const struct mw_point *to);
+
 /* Faults that brought a page in: all but copy-on-write. */
 uint64_t mw_fk_new_pages(const struct mw_fkinds *k);
 

@@ -47,16 +47,6 @@ static struct dist dist_of(int64_t *v, size_t n)
 enum it_field { IT_VM, IT_RSS, IT_FAULTS, IT_MAPPED, IT_UNMAPPED, IT_NS, IT_GROWTH,
 	IT_NEW_PAGE, IT_COW, IT_KIND0 /* + enum mw_fault_kind */ };
 
-/* Faults by kind between two points. */
-static struct mw_fkinds kinds_between(const struct mw_point *from, const struct mw_point *to)
-{
-	int64_t fk[MW_FK_NR];
-
-	for (int k = 0; k < MW_FK_NR; k++)
-		fk[k] = to->fk[k] - from->fk[k];
-	return mw_fk_of(to->faults - from->faults, fk);
-}
-
 static int64_t it_value(const struct mw_iter *it, enum it_field fld)
 {
 	int64_t vm = (int64_t)it->end.vm - (int64_t)it->start.vm;
@@ -64,7 +54,7 @@ static int64_t it_value(const struct mw_iter *it, enum it_field fld)
 	struct mw_fkinds k;
 
 	if (fld >= IT_NEW_PAGE) {
-		k = kinds_between(&it->start, &it->end);
+		k = mw_fk_between(&it->start, &it->end);
 		if (fld == IT_NEW_PAGE)
 			return (int64_t)mw_fk_new_pages(&k);
 		if (fld == IT_COW)
@@ -86,8 +76,7 @@ static int64_t it_value(const struct mw_iter *it, enum it_field fld)
 
 /* "refault 1,024, file 64": the kinds of the steady iterations' faults that
  * brought a page in, the largest first, into buf. */
-static const char *kinds_words(const struct mw_phases *ph, size_t s0, bool cow, char *buf,
-			       size_t len)
+static const char *kinds_words(const struct mw_phases *ph, size_t s0, char *buf, size_t len)
 {
 	struct mw_fkinds sum = { { 0 } };
 	size_t at = 0;
@@ -95,13 +84,12 @@ static const char *kinds_words(const struct mw_phases *ph, size_t s0, bool cow, 
 
 	buf[0] = 0;
 	for (size_t i = s0; i < ph->nit; i++) {
-		struct mw_fkinds k = kinds_between(&ph->it[i].start, &ph->it[i].end);
+		struct mw_fkinds k = mw_fk_between(&ph->it[i].start, &ph->it[i].end);
 
 		for (int j = 0; j < MW_FK_ALL; j++)
 			sum.n[j] += k.n[j];
 	}
-	if (!cow)
-		sum.n[MW_FK_COW] = 0;
+	sum.n[MW_FK_COW] = 0;		/* not a page brought in */
 	for (;;) {
 		int best = -1;
 		char n[32];
@@ -258,7 +246,7 @@ void find_churn(const struct mw_account *a, const struct mw_find_opts *o,
 			     fi_hum(vm.sum, b[0]), steady, fi_hum(mapped.median, b[1]),
 			     fi_hum(unmapped.median, b[2]), fi_commas((uint64_t)fresh.median, b[3]),
 			     fi_commas((uint64_t)fresh.sum, (char[32]){ 0 }),
-			     fresh.sum ? kinds_words(ph, s0, false, kinds, sizeof(kinds)) : "none");
+			     fresh.sum ? kinds_words(ph, s0, kinds, sizeof(kinds)) : "none");
 	fi_num(f, "steady_iterations", (int64_t)steady);
 	fi_num(f, "vm_delta_bytes", vm.sum);
 	fi_num(f, "mapped_bytes_per_iteration", mapped.median);
@@ -363,7 +351,7 @@ void find_phase_churn(const struct mw_account *a, const struct mw_find_opts *o,
 		int64_t mapped = (int64_t)(p->end.mapped - p->start.mapped);
 		int64_t unmapped = (int64_t)(p->end.unmapped - p->start.unmapped);
 		int64_t faults = (int64_t)(p->end.faults - p->start.faults);
-		struct mw_fkinds kinds = kinds_between(&p->start, &p->end);
+		struct mw_fkinds kinds = mw_fk_between(&p->start, &p->end);
 		/* Pages brought in: copy-on-write faults are not churn. */
 		int64_t faulted = (int64_t)mw_fk_new_pages(&kinds) << mw_page_shift;
 		int64_t turnover = MW_MIN(mapped, unmapped);

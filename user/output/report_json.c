@@ -79,24 +79,13 @@ static json_t *smaps_json(const struct mw_smaps_meas *sm)
 }
 
 /* {"first_touch": N, ..., "copy_on_write": N}: faults by kind. */
-static json_t *fkinds_json(uint64_t faults, const int64_t fk[MW_FK_NR])
+static json_t *fkinds_json(struct mw_fkinds k)
 {
-	struct mw_fkinds k = mw_fk_of(faults, fk);
 	json_t *o = json_object();
 
 	for (int i = 0; i < MW_FK_ALL; i++)
 		json_object_set_new(o, mw_fk_key(i), json_integer((json_int_t)k.n[i]));
 	return o;
-}
-
-/* The same between two points. */
-static json_t *fkinds_between(const struct mw_point *from, const struct mw_point *to)
-{
-	int64_t fk[MW_FK_NR];
-
-	for (int i = 0; i < MW_FK_NR; i++)
-		fk[i] = to->fk[i] - from->fk[i];
-	return fkinds_json(to->faults - from->faults, fk);
 }
 
 static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping *mp)
@@ -115,7 +104,7 @@ static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping 
 		      "rss_peak_bytes", (json_int_t)mp->rss_peak,
 		      "faults", (json_int_t)mp->faults,
 		      "unmapped", mp->unmapped);
-	json_object_set_new(o, "fault_kinds", fkinds_json(mp->faults, mp->fk));
+	json_object_set_new(o, "fault_kinds", fkinds_json(mw_fk_of(mp->faults, mp->fk)));
 	json_object_set_new(o, "rss_anon_bytes", json_integer(mp->rss[MW_ANON]));
 	json_object_set_new(o, "rss_file_bytes", json_integer(mp->rss[MW_FILE]));
 	json_object_set_new(o, "rss_shmem_bytes", json_integer(mp->rss[MW_SHMEM]));
@@ -176,7 +165,7 @@ static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
 	json_object_set_new(o, "mapped_bytes", json_integer(p->end.mapped - p->start.mapped));
 	json_object_set_new(o, "unmapped_bytes", json_integer(p->end.unmapped - p->start.unmapped));
 	json_object_set_new(o, "faults", json_integer(p->end.faults - p->start.faults));
-	json_object_set_new(o, "fault_kinds", fkinds_between(&p->start, &p->end));
+	json_object_set_new(o, "fault_kinds", fkinds_json(mw_fk_between(&p->start, &p->end)));
 	json_object_set_new(o, "top_mappings", top);
 	json_object_set_new(o, "released_bytes", json_integer(p->released_bytes));
 	json_object_set_new(o, "remaining_bytes", json_integer(p->remaining_bytes));
@@ -224,7 +213,7 @@ static json_t *iter_json(const struct mw_iter *it)
 			 "vm_delta_bytes", (json_int_t)((int64_t)it->end.vm - (int64_t)it->start.vm),
 			 "rss_delta_bytes", (json_int_t)(point_rss(&it->end) - point_rss(&it->start)),
 			 "faults", (json_int_t)(it->end.faults - it->start.faults),
-			 "fault_kinds", fkinds_between(&it->start, &it->end),
+			 "fault_kinds", fkinds_json(mw_fk_between(&it->start, &it->end)),
 			 "duration_ns", (json_int_t)(it->end.ts - it->start.ts),
 			 "observer_vm_bytes", (json_int_t)it->observer_vm);
 }
@@ -257,7 +246,7 @@ static json_t *iterations_json(const struct mw_account *a)
 			   "verdict", ph->growing ? "growing" : "flat",
 			   "growing_mappings", growing,
 			   "rss_growth_hist", report_json_hist(&hr), "vm_growth_hist", report_json_hist(&hv));
-	json_object_set_new(steady, "fault_kinds", fkinds_json(faults, fk));
+	json_object_set_new(steady, "fault_kinds", fkinds_json(mw_fk_of(faults, fk)));
 	o = json_pack("{s:I, s:I, s:o}", "count", (json_int_t)ph->nit,
 		      "settled_after", (json_int_t)ph->settled_after, "steady", steady);
 	json_object_set_new(o, "first", ph->nit ? iter_json(&ph->it[0]) : json_null());
@@ -326,7 +315,7 @@ static json_t *folded_json(struct mw_mapping **v, size_t from, size_t n,
 			 "start", "0x0", "end", "0x0", "bytes", (json_int_t)bytes,
 			 "perms", "----", "kind", "folded", "path", "",
 			 "rss_bytes", (json_int_t)rss, "rss_peak_bytes", (json_int_t)0,
-			 "faults", (json_int_t)faults, "fault_kinds", fkinds_json(faults, fk),
+			 "faults", (json_int_t)faults, "fault_kinds", fkinds_json(mw_fk_of(faults, fk)),
 			 "unmapped", 0,
 			 "folded", (json_int_t)count);
 }
@@ -347,8 +336,8 @@ static json_t *totals_json(const struct mw_account *a)
 	json_object_set_new(t, "faults", json_integer(k->faults + k->kfaults));
 	json_object_set_new(t, "user_faults", json_integer(k->faults));
 	json_object_set_new(t, "kernel_faults", json_integer(k->kfaults));
-	json_object_set_new(t, "fault_kinds", fkinds_json(k->faults + k->kfaults,
-							  (const int64_t *)k->fk));
+	json_object_set_new(t, "fault_kinds", fkinds_json(mw_fk_of(k->faults + k->kfaults,
+								 (const int64_t *)k->fk)));
 	for (int op = MW_OP_MMAP; op < MW_NR_OPS; op++) {
 		char key[48];
 

@@ -82,15 +82,16 @@ static void header(FILE *f, const struct mw_account *a, const struct report_opts
 	fprintf(f, ", traced for %.2f s\n\n", secs);
 }
 
-/* "<indent>faults: first touch 1024, copy-on-write 3": the kinds there are,
- * nothing when no faults. */
-static void fkinds_label(FILE *f, const char *indent, const char *label, uint64_t faults,
-			 const int64_t fk[MW_FK_NR])
+/* "<indent><label> first touch 1024, copy-on-write 3": the kinds there are,
+ * nothing when there were no faults. */
+static void fkinds_label(FILE *f, const char *indent, const char *label, struct mw_fkinds k)
 {
-	struct mw_fkinds k = mw_fk_of(faults, fk);
 	const char *sep = "";
+	bool any = false;
 
-	if (!faults)
+	for (int i = 0; i < MW_FK_ALL; i++)
+		any |= k.n[i] != 0;
+	if (!any)
 		return;
 	fprintf(f, "%s%s", indent, label);
 	for (int i = 0; i < MW_FK_ALL; i++) {
@@ -100,21 +101,6 @@ static void fkinds_label(FILE *f, const char *indent, const char *label, uint64_
 		sep = ",";
 	}
 	fputc('\n', f);
-}
-
-static void fkinds_line(FILE *f, const char *indent, uint64_t faults, const int64_t fk[MW_FK_NR])
-{
-	fkinds_label(f, indent, "faults:", faults, fk);
-}
-
-static void fkinds_between(FILE *f, const char *indent, const struct mw_point *from,
-			   const struct mw_point *to)
-{
-	int64_t fk[MW_FK_NR];
-
-	for (int i = 0; i < MW_FK_NR; i++)
-		fk[i] = to->fk[i] - from->fk[i];
-	fkinds_line(f, indent, to->faults - from->faults, fk);
 }
 
 static void totals(FILE *f, const struct mw_account *a)
@@ -136,7 +122,7 @@ static void totals(FILE *f, const struct mw_account *a)
 	fprintf(f, "  %-16s %12llu   (user %llu, in kernel %llu)\n", "page faults",
 		(unsigned long long)(k->faults + k->kfaults), (unsigned long long)k->faults,
 		(unsigned long long)k->kfaults);
-	fkinds_label(f, "    ", "by kind:", k->faults + k->kfaults, (const int64_t *)k->fk);
+	fkinds_label(f, "    ", "by kind:", mw_fk_of(k->faults + k->kfaults, (const int64_t *)k->fk));
 	fprintf(f, "  %-16s %12llu calls, VM mapped %s\n", "mmap",
 		(unsigned long long)k->calls[MW_OP_MMAP], mw_human(k->mapped_bytes, b1, sizeof(b1)));
 	fprintf(f, "  %-16s %12llu calls, VM unmapped %s\n", "munmap",
@@ -230,7 +216,7 @@ static void mapping_kinds(FILE *f, const struct mw_account *a, struct mw_mapping
 		snprintf(label, sizeof(label), "%12llx %-5s %6s%s%s%s:", (unsigned long long)mp->start,
 			 mw_kind_name(mp->kind), size_short(mp->end - mp->start, size, sizeof(size)),
 			 mp->unmapped || path[0] ? " " : "", mp->unmapped ? "*" : "", path);
-		fkinds_label(f, "  ", label, mp->faults, mp->fk);
+		fkinds_label(f, "  ", label, mw_fk_of(mp->faults, mp->fk));
 	}
 	fputc('\n', f);
 }
@@ -284,7 +270,7 @@ static void phases(FILE *f, const struct mw_account *a)
 			size_short(point_rss(&p->end) - point_rss(&p->start), b[3], 16),
 			size_short(p->rss_peak, b[4], 16),
 			(unsigned long long)(p->end.faults - p->start.faults));
-		fkinds_between(f, "    ", &p->start, &p->end);
+		fkinds_label(f, "    ", "faults:", mw_fk_between(&p->start, &p->end));
 		for (size_t k = 0; k < p->ntop && k < 3; k++) {
 			const struct mw_growth *g = &p->top[k];
 			char path[64];
@@ -320,12 +306,12 @@ static void iterations(FILE *f, const struct mw_account *a, const struct report_
 		size_short(point_rss(&ph->it[0].end) - point_rss(&ph->it[0].start), b[1], 16),
 		(unsigned long long)(ph->it[0].end.faults - ph->it[0].start.faults),
 		(ph->it[0].end.ts - ph->it[0].start.ts) / 1e9);
-	fkinds_between(f, "          ", &ph->it[0].start, &ph->it[0].end);
+	fkinds_label(f, "          ", "faults:", mw_fk_between(&ph->it[0].start, &ph->it[0].end));
 	fprintf(f, "  steady: %zu iterations, VM %s, RSS %s, %llu faults: %s\n", count,
 		size_short(vm, b[2], 16), size_short(rss, b[3], 16),
 		(unsigned long long)faults,
 		ph->growing ? "GROWING (leak suspect)" : "flat");
-	fkinds_line(f, "          ", faults, fk);
+	fkinds_label(f, "          ", "faults:", mw_fk_of(faults, fk));
 	model_for_each(mp, &a->model) {
 
 		if (!phases_mapping_grows(ph, mp))

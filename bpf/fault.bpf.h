@@ -316,16 +316,6 @@ static __noinline void mm_fault_stack(__u64 addr)
 		note_vm_growth(p, tgid, &t->f);
 }
 
-/*
- * The same fault once more.  Since 6.4 the arch handler first tries under
- * the VMA's own lock (FAULT_FLAG_VMA_LOCK); where that gives up
- * (VM_FAULT_RETRY: a shmem or file page it must wait for, an anon_vma to
- * set up) it takes mmap_lock and calls handle_mm_fault() again, without
- * FAULT_FLAG_TRIED.  mm_account_fault() does not count an attempt that
- * returned VM_FAULT_RETRY, so the task's count has not moved since this
- * CPU noted its fault at the same address: it is one fault (shm/cmd on
- * arm64 16k counted 2852 for the kernel's 2630 before this).
- */
 /* The current task's fault, set aside on this CPU while it slept. */
 static __always_inline struct mw_cpu_fault *aside_fault(struct task_struct *task, __u64 flt)
 {
@@ -343,12 +333,18 @@ static __always_inline struct mw_cpu_fault *aside_fault(struct task_struct *task
 	return NULL;
 }
 
-/* The same fault of task at addr again: a retry that did not say so (6.4+:
- * a fault under the VMA lock that gives up, VM_FAULT_RETRY with no
- * FAULT_FLAG_TRIED, and runs again under mmap_lock; the first touch of an
- * anonymous VMA with no anon_vma yet does, in every fresh mapping).  The
- * kernel counts it once.  Here on this CPU, or set aside in its ring when
- * another task faulted between the two. */
+/*
+ * The same fault once more.  Since 6.4 the arch handler first tries under
+ * the VMA's own lock (FAULT_FLAG_VMA_LOCK); where that gives up
+ * (VM_FAULT_RETRY: a shmem or file page it must wait for, an anon_vma to
+ * set up) it takes mmap_lock and calls handle_mm_fault() again, without
+ * FAULT_FLAG_TRIED.  mm_account_fault() does not count an attempt that
+ * returned VM_FAULT_RETRY, so the task's count has not moved since this
+ * CPU noted its fault at the same address: it is one fault (shm/cmd on
+ * arm64 16k counted 2852 for the kernel's 2630 before this).  When another
+ * task faulted on the CPU between the two attempts, the first is in the
+ * CPU's ring (6.12 arm64: mtiter's first iteration counted 1 high).
+ */
 static __always_inline bool mm_fault_again(struct mw_cpu_fault *c, struct task_struct *task,
 					   __u64 addr)
 {

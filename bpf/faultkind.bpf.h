@@ -25,17 +25,24 @@
 #define MW_FKS_REFAULT		0x10	/* with ANON_UP: the process had given pages back */
 #define MW_FKS_DECIDED		0x20	/* ... which was looked at, when ANON_UP came */
 
-/* A new anonymous page of anon pages: a refault while the process's calls
- * have given back pages no fault has taken again (it takes them), else a
- * first touch.  Decided as the page comes, not when the kind is told. */
-static __always_inline __u32 fk_anon_decide(struct mw_proc *p, __s64 anon)
+/* seen, the bits a fault moves now (before: what it had moved), with its
+ * first new anonymous pages, anon of them, told apart: a refault while the
+ * process's calls have given back pages no fault has taken again (it takes
+ * them), else a first touch.  Decided as the pages come, not when the kind
+ * is told (before 6.2 that is later, split_fault_over()). */
+static __always_inline __u32 fk_anon_decide(struct mw_proc *p, __u32 before, __u32 seen,
+					    __s64 anon)
 {
-	__s64 given = p->anon_given;
+	__s64 given;
 
+	if ((seen & (MW_FKS_ANON_UP | MW_FKS_DECIDED)) != MW_FKS_ANON_UP ||
+	    (before & MW_FKS_ANON_UP))
+		return seen;
+	given = p->anon_given;
 	if (given <= 0)
-		return MW_FKS_DECIDED;
+		return seen | MW_FKS_DECIDED;
 	mw_add(&p->anon_given, -(anon < given ? anon : given));
-	return MW_FKS_DECIDED | MW_FKS_REFAULT;
+	return seen | MW_FKS_DECIDED | MW_FKS_REFAULT;
 }
 
 static __always_inline void fk_add(struct mw_proc *p, __u32 slot1, __u32 kind, int v)
@@ -74,19 +81,17 @@ static __always_inline __u32 fk_seen(__u32 member, __s64 dpages)
 }
 
 /* Fault f of p, whose VMA has slot slot1 (0: none), moved the counters of
- * MW_FKS_* bits seen, the anonymous one by anon pages.  Few branches: the
- * verifier walks this once for every state its caller reaches it in. */
+ * MW_FKS_* bits seen (a new anonymous page's already decided).  Few
+ * branches: the verifier walks this once for every state its caller
+ * reaches it in. */
 static __always_inline void fault_kind_do(struct mw_proc *p, __u32 slot1, struct mw_fault *f,
-					  __u32 seen, __s64 anon)
+					  __u32 seen)
 {
 	__u32 kind, old;
 
 	if (!p || !f || !seen)
 		return;
 	old = f->kind;
-	if ((seen & (MW_FKS_ANON_UP | MW_FKS_DECIDED)) == MW_FKS_ANON_UP &&
-	    !(f->kind_seen & MW_FKS_ANON_UP))
-		seen |= fk_anon_decide(p, anon);
 	seen |= f->kind_seen;
 	if (seen == f->kind_seen)
 		return;
@@ -102,13 +107,15 @@ static __always_inline void fault_kind_do(struct mw_proc *p, __u32 slot1, struct
 		fk_add(p, slot1, old - 1, -1);
 }
 
-/* A subprogram where the caller's frame is small (6.2+: rss_stat); before
- * 6.2 the split path inlines fault_kind_do(): its calls nest four deep,
- * and a frame more passed the 512 bytes of stack (6.1 arm64: 544). */
+/* 6.2+ (own_change): a subprogram, verified once at its one call site.
+ * Before 6.2 split_fault_over(), a global function, tells the kind. */
 static __noinline void fault_kind_note(struct mw_proc *p, __u32 slot1, struct mw_fault *f,
 				       __u32 member, __s64 dpages)
 {
-	fault_kind_do(p, slot1, f, fk_seen(member, dpages), dpages);
+	if (!p || !f)
+		return;
+	fault_kind_do(p, slot1, f, fk_anon_decide(p, f->kind_seen, fk_seen(member, dpages),
+						  dpages));
 }
 
 #endif /* MW_FAULTKIND_BPF_H */

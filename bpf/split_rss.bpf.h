@@ -131,10 +131,7 @@ static __always_inline void split_flush(struct mw_proc *p, __u32 tgid,
 		return;
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		seen |= fk_seen(m, d[m]);
-	if ((seen & MW_FKS_ANON_UP) && !(t->f_seen & MW_FKS_ANON_UP))
-		seen |= fk_anon_decide(p, d[MW_ANON] >> page_shift);
-	t->f_seen |= seen;
-	t->f_anon += (__s32)(d[MW_ANON] >> page_shift);
+	t->f_seen |= fk_anon_decide(p, t->f_seen, seen, d[MW_ANON] >> page_shift);
 }
 
 /*
@@ -173,10 +170,9 @@ __noinline int split_fault_over(__u32 tgid)
 		return 0;
 	if (t->f_seen || !t->f_counted) {
 		slot1 = split_fault_slot(p, tgid, task, t);
-		fault_kind_do(p, slot1, &t->f, t->f_seen, t->f_anon);
+		fault_kind_do(p, slot1, &t->f, t->f_seen);
 	}
 	t->f_seen = 0;
-	t->f_anon = 0;
 	t->in_fault = 0;
 	return 0;
 }
@@ -252,15 +248,8 @@ static __noinline void split_own_change(struct mw_proc *p, struct task_struct *t
 	if (!sys && t && member != MW_SWAP)
 		slot1 = split_fault_slot(p, tgid, task, t);
 	change_credit(p, sys, slot1, member, delta);
-	if (!sys && t && t->in_fault) {
-		__u32 seen = fk_seen(member, dpages);
-
-		if ((seen & MW_FKS_ANON_UP) && !(t->f_seen & MW_FKS_ANON_UP))
-			seen |= fk_anon_decide(p, dpages);
-		t->f_seen |= seen;
-		if (member == MW_ANON)
-			t->f_anon += (__s32)dpages;
-	}
+	if (!sys && t && t->in_fault)
+		t->f_seen |= fk_anon_decide(p, t->f_seen, fk_seen(member, dpages), dpages);
 	note_rss(p);
 }
 

@@ -103,8 +103,6 @@ struct mw_thread {
 	__u32 in_fault;		/* f is this thread's current or last fault */
 	__u32 f_counted;	/* ... counted in its VMA's slot */
 	__u32 f_seen;		/* ... the MW_FKS_* counters it moved so far */
-	__s32 f_anon;		/* ... the anonymous pages it added */
-	__u32 pad2;
 	struct mw_fault f;
 	__u64 stack_vm;		/* the VM of the call whose stack is taken */
 	/* --stack-bytes: [stk_lo, stk_end) is user stack that could be read

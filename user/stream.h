@@ -15,7 +15,7 @@
 
 #include "memwatch.h"
 
-#define MW_STREAM_VERSION	8
+#define MW_STREAM_VERSION	9
 
 enum mw_srec_kind {
 	MW_S_BPF = 1,	/* a ring-buffer record: struct mw_rec_hdr first */
@@ -30,6 +30,8 @@ enum mw_srec_kind {
 	MW_S_FRAMES,	/* struct mw_frames: a stack record's frames, unwound */
 	MW_S_PYCODE,	/* struct mw_pycode, then its strings and line table */
 	MW_S_REMEASURE,	/* struct mw_remeasure: measure every mapping again */
+	MW_S_HEAPFREE,	/* struct mw_heapfree: what malloc holds free */
+	MW_S_LAST = MW_S_HEAPFREE
 };
 
 struct mw_srec {
@@ -124,6 +126,27 @@ struct mw_remeasure {
 	uint32_t pid;
 	uint32_t pad;
 	uint64_t external_changes;	/* the kernel's count that moved */
+};
+
+/*
+ * One of glibc's arenas, walked at the end of a phase named for a release
+ * while the program waited (user/capture/heapwalk.h): what malloc holds
+ * free in the mapping that starts at 'mapping', and what malloc_trim(0)
+ * would give back of it.  err: why the walk gave up (-errno), the counts
+ * then 0.  Applied to the phase that is ending.
+ */
+struct mw_heapfree {
+	uint32_t pid;
+	int32_t err;
+	uint64_t mapping;	/* start of the mapping that holds it */
+	uint64_t start, end;	/* the chunks walked */
+	uint32_t main;		/* the main arena (the [heap]) */
+	uint32_t fenced;	/* a thread arena's older heap (no top) */
+	uint64_t chunks, free_chunks;
+	uint64_t free_bytes;	/* in free chunks, the top included */
+	uint64_t free_resident;	/* resident whole pages inside them */
+	uint64_t trim_resident;	/* ... of which malloc_trim(0) gives back */
+	uint64_t walk_ns;	/* how long the walk took */
 };
 
 /*

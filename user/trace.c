@@ -23,6 +23,7 @@
 
 #include "capture/capture.h"
 #include "capture/control.h"
+#include "capture/heapwalk.h"
 #include "capture/heapwarm.h"
 #include "capture/launch.h"
 #include "capture/preflight.h"
@@ -31,6 +32,7 @@
 #include "capture/recording.h"
 #include "capture/seed.h"
 #include "capture/signals.h"
+#include "analysis/findings.h"
 #include "unwind/symbolize.h"
 #include "unwind/unwind.h"
 #include "unwind/python.h"
@@ -517,6 +519,41 @@ static bool drain(struct session *s, uint64_t limit)
 	return true;
 }
 
+/* What the walks of malloc's arenas at one mark may take in all. */
+#define MW_HEAPWALK_NS	(500 * MW_NS_PER_MS)
+
+static void feed_heapfree(void *ctx, const struct mw_heapfree *hf)
+{
+	feed(ctx, &(struct mw_srec){ .kind = MW_S_HEAPFREE, .len = sizeof(*hf), .data = hf });
+}
+
+/*
+ * The phase ending now is named for a release, and the program waits (for
+ * its mark's answer, or held at its exit): what glibc's malloc holds free
+ * in each of its arenas (capture/heapwalk.h), one MW_S_HEAPFREE record
+ * each, applied to that phase ("released but kept" sizes itself by them).
+ */
+static void walk_arenas(struct session *s)
+{
+	const struct mw_phases *ph = &s->acct->phases;
+	const struct mw_mapping *mp;
+	struct hw_region *r;
+	size_t n = 0, cap = 0;
+
+	drain(s, mw_now_ns() + MW_HEAPWALK_NS);
+	if (!s->alive || !ph->n || !findings_release_name(ph->v[ph->n - 1].name))
+		return;
+	model_for_each(mp, &s->acct->model)
+		cap++;
+	r = mw_xcalloc(cap + 1, sizeof(*r));
+	model_for_each(mp, &s->acct->model)
+		if (mp->kind == MW_K_HEAP || (mp->kind == MW_K_ANON && (mp->flags & MW_VM_WRITE)))
+			r[n++] = (struct hw_region){ mp->start, mp->end, mp->kind == MW_K_HEAP };
+	heapwalk_process(s->pid, s->pagemap_fd, r, n, mw_now_ns() + MW_HEAPWALK_NS,
+			 feed_heapfree, s);
+	free(r);
+}
+
 /* The process is held (at its exit): apply everything, correct the layout
  * and the RSS of re-checked mappings while /proc still shows them. */
 static void catch_up(struct session *s)
@@ -525,6 +562,7 @@ static void catch_up(struct session *s)
 
 	drain(s, 0);
 	feed_seed(s, MW_SEED_RESYNC);	/* names and layout, as /proc has them */
+	walk_arenas(s);			/* the last phase a release: what malloc keeps */
 	/* Every mapping's RSS, measured while it is still there; again if a
 	 * harvest from our side ('memwatch mark') came in between. */
 	model_for_each(mp, &s->acct->model)
@@ -655,6 +693,8 @@ static void serve_control(struct session *s)
 
 	if (c < 0)
 		return;
+	if (!req.iter)
+		walk_arenas(s);
 	if (capture_mark(s->cap, s->pid, req.iter ? MW_MARK_ITER : MW_MARK_PHASE, req.name))
 		control_reply(c, "error cannot mark\n");
 	else

@@ -231,6 +231,67 @@ def trimmed_case(c, mw, wl, tmp):
     c.check(finding(s, "released_but_kept") is None, f"trimmed: no released_but_kept ({kinds(s)})")
 
 
+def arenas_case(c, mw, wl, tmp, keep):
+    """findings arenas: 256 freed 96 KiB blocks left as holes in the [heap]
+    and 128 in a thread's arena.  At the end of phase "release" memwatch
+    walks malloc's arenas while the program waits: at its socket mark
+    "trim" (arenas), or held at its exit (arenaskept).  arenas: what
+    malloc_trim(0) then gives back, each mapping's smaps Rss before and
+    after, is the walk's trim_bytes, and the program trimmed: no finding.
+    arenaskept: a released_but_kept finding sized by the walk, naming both
+    arenas (issue 26: "kept" from what the allocator holds free)."""
+    label = "arenaskept" if keep else "arenas"
+    s, t, text = record(c, label, mw, [os.path.join(wl, "findings"), label], [], tmp)
+    if not s:
+        return
+    ph = [p for p in s["phases"] if p["name"] == "release"]
+    ml = ph[0].get("malloc") if len(ph) == 1 else None
+    if not c.check(ml is not None, f"{label}: malloc's arenas walked at the end of \"release\""):
+        return
+    c.eq(ml["failed"], 0, f"{label}: no arena given up ({ml['error']})")
+    ar = {int(a["mapping"], 16): a for a in ml["arenas"]}
+    heap = heap_vma(t, "trim")
+    main = ar.get(heap["start"]) if heap else None
+    c.check(main is not None and main["main"], f"{label}: the [heap] walked as the main arena")
+    others = [a for a in ml["arenas"] if not a["main"]]
+    if not c.eq(len(others), 1, f"{label}: one thread arena walked") or not main:
+        return
+    thread = others[0]
+    freed = {"[heap]": 256 * 96 * KIB, "thread": 128 * 96 * KIB}
+    for what, a in (("[heap]", main), ("thread", thread)):
+        c.check(freed[what] // 2 <= a["trim_bytes"] <= a["free_resident_bytes"] <= a["free_bytes"],
+                f"{label}: {what}: free {a['free_bytes']} >= resident {a['free_resident_bytes']} "
+                f">= trim {a['trim_bytes']} >= half the {freed[what]} freed")
+    if not keep:
+        vm = {v["start"]: v["rss"] for v in t.vmas("trim")}
+        after = {v["start"]: v["rss"] for v in t.vmas("trimmed")}
+        for what, a in (("[heap]", main), ("thread", thread)):
+            st = int(a["mapping"], 16)
+            if c.check(st in vm and st in after, f"{label}: {what}: in smaps before and after"):
+                c.near(a["trim_bytes"], vm[st] - after[st],
+                       f"{label}: {what}: trim_bytes = what malloc_trim(0) gave back (smaps Rss)",
+                       tol=2 * PAGE)
+        c.check(finding(s, "released_but_kept") is None,
+                f"{label}: trimmed by the program: no released_but_kept ({kinds(s)})")
+        return
+    f = finding(s, "released_but_kept")
+    if not c.check(f is not None, f"{label}: a released_but_kept finding ({kinds(s)})"):
+        return
+    n = f["numbers"]
+    c.eq(n["malloc_trim_bytes"], ml["trim_bytes"], f"{label}: malloc_trim_bytes: the walk's")
+    c.eq(n["malloc_free_resident_bytes"], ml["free_resident_bytes"],
+         f"{label}: malloc_free_resident_bytes: the walk's")
+    c.eq(n["kept_rss_bytes"], ml["free_resident_bytes"], f"{label}: kept: what malloc holds free")
+    got = {int(m["start"], 16): m["value"] for m in f["mappings"]
+           if m["what"] == "malloc_free_resident_bytes"}
+    c.eq(got, {int(a["mapping"], 16): a["free_resident_bytes"] for a in (main, thread)},
+         f"{label}: it names both arenas with what each holds free")
+    c.check("malloc_trim(0) would give back" in f["summary"] and "2 arenas" in f["summary"],
+            f"{label}: the summary says so ({f['summary'][:120]})")
+    c.check("malloc_trim(0) would give back" in " ".join(text.split()),
+            f"{label}: and the text report")
+
+
 # ---- reserved, never touched --------------------------------------------------------
 
 # findings.c sparse: 128 MiB, or 8 huge pages where those are larger.
@@ -499,6 +560,8 @@ CASES = [
     ("firsttouch", firsttouch_case),
     ("kept", kept_case),
     ("trimmed", trimmed_case),
+    ("arenas", lambda c, mw, wl, tmp: arenas_case(c, mw, wl, tmp, False)),
+    ("arenaskept", lambda c, mw, wl, tmp: arenas_case(c, mw, wl, tmp, True)),
     ("sparse", lambda c, mw, wl, tmp: reserve_case(c, mw, wl, tmp, "sparse", SPARSE)),
     ("dense", lambda c, mw, wl, tmp: reserve_case(c, mw, wl, tmp, "dense", 32 * MIB)),
     ("waste", lambda c, mw, wl, tmp: waste_case(c, mw, wl, tmp, "waste", 64 * KIB)),

@@ -434,6 +434,24 @@ int main(int argc, char **argv)
 	finish(1);
 	end();
 
+	/* 8b: a phase named for a release, malloc's arenas walked at its end
+	 * (one read, one given up), then the exit. */
+	begin(dir, "release_arenas");
+	seed(MW_SEED_EXEC, maps_text, NULL);
+	mark(MW_MARK_PHASE, 0, "alloc", VM_MAPS, 40 * P);
+	op(MW_OP_BRK, 0, BRK0, BRK0 + 8 * P, 0, 0, a_brk, 8 * P, VM_MAPS + 8, BRK0 + 8 * P,
+	   1, (struct v[]){ { SB, BRK0 + 8 * P, RW, NULL, 0 } });
+	deltas(1, (uint64_t[]){ SB }, (int64_t[]){ 8 * P });
+	mark(MW_MARK_PHASE, 0, "release", VM_MAPS + 8, 48 * P);
+	rec(MW_S_HEAPFREE, &(struct mw_heapfree){ .pid = PID, .mapping = SB, .start = SB,
+		.end = BRK0 + 8 * P, .main = 1, .chunks = 9, .free_chunks = 3,
+		.free_bytes = 6 * P, .free_resident = 5 * P, .trim_resident = 4 * P },
+	    sizeof(struct mw_heapfree));
+	rec(MW_S_HEAPFREE, &(struct mw_heapfree){ .pid = PID, .err = -11, .mapping = A1 },
+	    sizeof(struct mw_heapfree));
+	finish(1);
+	end();
+
 	/* 9: --stacks: symbols, an mmap with its stack, a first-fault stack,
 	 * RSS faulted in. */
 	begin(dir, "stacks");

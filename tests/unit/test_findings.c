@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -407,6 +408,124 @@ TEST(kept_heap)
 			CHECK_EQ_INT(f->maps[0].value, 32 * MiB);
 		}
 		CHECK(f->remedy && strstr(f->remedy, "malloc_trim"));
+	}
+	end();
+}
+
+/* What capture's walk of malloc's arenas says at the current phase's end. */
+static void arena_walked(uint64_t mapping, bool main_arena, int err, uint64_t free_res,
+			 uint64_t trim)
+{
+	struct mw_heapfree h = {
+		.pid = 1, .err = err, .mapping = mapping, .main = main_arena,
+		.free_bytes = free_res + 4 * KiB, .free_resident = free_res,
+		.trim_resident = trim,
+	};
+
+	account_feed(&A, &(struct mw_srec){ .kind = MW_S_HEAPFREE, .len = sizeof(h), .data = &h });
+}
+
+/* The heap and a thread arena grew 32 and 8 MiB: "kept" is what malloc
+ * holds free in them at the release's end, not what they grew. */
+static void kept_arenas_run(void (*walk)(struct mw_mapping *heap, struct mw_mapping *arena),
+			    bool trim_later)
+{
+	struct mw_mapping *heap, *arena, *small;
+
+	mark(MW_MARK_PHASE, "start");
+	heap = made(0x555500000000ull, 132 * KiB, MW_K_HEAP, 4 * KiB);
+	arena = made(0x7f0004000000ull, 16 * MiB, MW_K_ANON, 0);
+	small = made(0x7f0008000000ull, 1 * MiB, MW_K_ANON, 0);
+	tick(5);
+	mark(MW_MARK_PHASE, "alloc");
+	heap->end += 32 * MiB;
+	now.vm += 32 * MiB;
+	set_rss(heap, 32 * MiB + 4 * KiB);
+	set_rss(arena, 8 * MiB);
+	set_rss(small, 256 * KiB);
+	tick(5);
+	mark(MW_MARK_PHASE, "release");
+	tick(5);
+	walk(heap, arena);
+	arena_walked(small->start, false, 0, 32 * KiB, 32 * KiB);
+	if (trim_later) {
+		mark(MW_MARK_PHASE, "trim");
+		set_rss(heap, 26 * MiB + 4 * KiB);
+		set_rss(arena, 7 * MiB);
+	}
+	finish();
+	compute();
+}
+
+static void walk_free(struct mw_mapping *heap, struct mw_mapping *arena)
+{
+	arena_walked(heap->start, true, 0, 20 * MiB, 18 * MiB);
+	arena_walked(arena->start, false, 0, 3 * MiB, 1 * MiB);
+}
+
+static void walk_live(struct mw_mapping *heap, struct mw_mapping *arena)
+{
+	arena_walked(heap->start, true, 0, 1 * MiB, 1 * MiB);
+	arena_walked(arena->start, false, 0, 2 * MiB, 0);
+}
+
+static void walk_failed(struct mw_mapping *heap, struct mw_mapping *arena)
+{
+	arena_walked(heap->start, true, -EAGAIN, 0, 0);
+}
+
+TEST(kept_sized_by_malloc)
+{
+	const struct mw_finding *f;
+
+	begin();
+	kept_arenas_run(walk_free, false);
+	f = find(MW_F_KEPT);
+	if (CHECK(f != NULL)) {
+		CHECK_EQ_INT(num(f, "kept_rss_bytes"), 23 * MiB);
+		CHECK_EQ_INT(num(f, "malloc_free_resident_bytes"), 23 * MiB);
+		CHECK_EQ_INT(num(f, "malloc_trim_bytes"), 19 * MiB);
+		/* The 32 KiB arena is not named. */
+		if (CHECK_EQ_U64(f->nmaps, 2)) {
+			CHECK_EQ_U64(f->maps[0].start, 0x555500000000ull);
+			CHECK_EQ_INT(f->maps[0].value, 20 * MiB);
+			CHECK_STR(f->maps[0].what, "malloc_free_resident_bytes");
+			CHECK_EQ_U64(f->maps[1].start, 0x7f0004000000ull);
+			CHECK_EQ_INT(f->maps[1].value, 3 * MiB);
+		}
+		CHECK(strstr(f->summary, "malloc holds 23.0 MiB free") != NULL);
+		CHECK(strstr(f->summary, "in 2 arenas") != NULL);
+		CHECK(strstr(f->summary, "malloc_trim(0) would give back 19.0 MiB") != NULL);
+	}
+	CHECK_EQ_U64(A.phases.v[2].narenas, 3);
+	end();
+
+	/* Most of what grew is live: 3 MiB free is under the threshold. */
+	begin();
+	kept_arenas_run(walk_live, false);
+	CHECK(find(MW_F_KEPT) == NULL);
+	end();
+
+	/* A later phase gave some of it back (the heap 6 MiB, the arena
+	 * 1 MiB): that came off the free pages. */
+	begin();
+	kept_arenas_run(walk_free, true);
+	f = find(MW_F_KEPT);
+	if (CHECK(f != NULL)) {
+		CHECK_EQ_INT(num(f, "malloc_free_resident_bytes"), 16 * MiB);
+		CHECK_EQ_INT(num(f, "malloc_trim_bytes"), 15 * MiB);
+	}
+	end();
+
+	/* The walk gave up: the estimate from RSS, as without one. */
+	begin();
+	kept_arenas_run(walk_failed, false);
+	f = find(MW_F_KEPT);
+	if (CHECK(f != NULL)) {
+		CHECK_EQ_INT(num(f, "kept_rss_bytes"), 40 * MiB);
+		CHECK(finding_num(f, "malloc_trim_bytes") == NULL);
+		CHECK_EQ_U64(A.phases.v[2].arenas_failed, 1);
+		CHECK_EQ_INT(A.phases.v[2].arenas_err, -EAGAIN);
 	}
 	end();
 }
@@ -847,6 +966,7 @@ int main(void)
 	RUN(churn_flat);
 	RUN(first_touch);
 	RUN(kept_heap);
+	RUN(kept_sized_by_malloc);
 	RUN(kept_trimmed_and_no_release);
 	RUN(kept_by_unmapping);
 	RUN(kept_named_release_wins);

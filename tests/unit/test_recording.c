@@ -525,7 +525,7 @@ TEST(corrupt_records)
 
 	/* Kinds no record has. */
 	check_bad(0, 8, 8, MW_REPLAY_CORRUPT);
-	check_bad(MW_S_REMEASURE + 1, 8, 8, MW_REPLAY_CORRUPT);
+	check_bad(MW_S_LAST + 1, 8, 8, MW_REPLAY_CORRUPT);
 	check_bad(UINT32_MAX, 0, 0, MW_REPLAY_CORRUPT);
 
 	/* Every kind there is, with a sane length, reads fine. */

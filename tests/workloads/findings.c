@@ -25,6 +25,16 @@
  *              trim: RSS stays.
  *   trimmed    the same without the small block: once the blocks are free
  *              the top is free, glibc trims the heap and RSS goes.
+ *   arenas     phase "alloc": 256 malloc(96 KiB) blocks written in the
+ *              [heap] and 128 in a thread's arena, each followed by a small
+ *              block that keeps it from merging with the next; phase
+ *              "release": the large blocks freed (holes malloc keeps);
+ *              phase "trim" (marked through memwatch's socket, so that the
+ *              program waits while memwatch walks the arenas): malloc_trim(0).
+ *              Checkpoints "trim" before its marker and "trimmed" after
+ *              malloc_trim: the RSS it gave back.
+ *   arenaskept the same to "release", then exits without trimming: memwatch
+ *              walks the arenas while it holds the process at its exit.
  *   sparse     "mapped": a 128 MiB MAP_NORESERVE mapping (8 huge pages if
  *              larger: 256 MiB with 16 KiB pages) with its first 4 MiB
  *              written, kept to the end.
@@ -48,6 +58,8 @@
  *   nospike    host-wide: 8 MiB written, held until exit.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +69,7 @@
 #include "ckpt.h"
 #include "pmd.h"
 #include "../../include/memwatch.h"
+#include "../../include/memwatch_mark.h"
 
 #define CHUNK_SZ	MIB(40)
 #define BLOCKS		512
@@ -180,6 +193,75 @@ static int heap(int pin)
 	ckpt_exit(0);
 }
 
+#define ARENA_BLOCKS	256
+#define ARENA_BLOCK_SZ	KIB(96)
+
+struct holes {
+	char *big[ARENA_BLOCKS];
+	char *pin[ARENA_BLOCKS];
+	int n;
+};
+
+static void holes_alloc(struct holes *h, int n)
+{
+	h->n = n;
+	for (int i = 0; i < n; i++) {
+		h->big[i] = malloc(ARENA_BLOCK_SZ);
+		h->pin[i] = malloc(64);
+		if (!h->big[i] || !h->pin[i])
+			die("malloc");
+		write_all(h->big[i], ARENA_BLOCK_SZ);
+		h->pin[i][0] = 1;
+	}
+}
+
+static void holes_free(struct holes *h)
+{
+	for (int i = 0; i < h->n; i++)
+		free(h->big[i]);
+}
+
+static struct holes main_holes, thread_holes;
+static int thread_step;
+
+/* The thread's blocks, in its own arena: allocated at step 1, freed at 2. */
+static void *holes_thread(void *arg)
+{
+	(void)arg;
+	holes_alloc(&thread_holes, ARENA_BLOCKS / 2);
+	__atomic_store_n(&thread_step, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&thread_step, __ATOMIC_ACQUIRE) != 2)
+		sleep_ms(1);
+	holes_free(&thread_holes);
+	return NULL;
+}
+
+static int arenas(int trim)
+{
+	pthread_t t;
+
+	ckpt("alloc");
+	memwatch_mark_phase("alloc");
+	holes_alloc(&main_holes, ARENA_BLOCKS);
+	if (pthread_create(&t, NULL, holes_thread, NULL))
+		die("pthread_create");
+	while (__atomic_load_n(&thread_step, __ATOMIC_ACQUIRE) != 1)
+		sleep_ms(1);
+	ckpt("release");
+	memwatch_mark_phase("release");
+	holes_free(&main_holes);
+	__atomic_store_n(&thread_step, 2, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	ckpt("trim");
+	if (!trim)
+		ckpt_exit(0);
+	if (memwatch_mark_phase("trim"))
+		die("memwatch_mark_phase: no answer");
+	malloc_trim(0);
+	ckpt("trimmed");
+	ckpt_exit(0);
+}
+
 /* A tensor as the runtime allocates it: rounded up to 64 KiB. */
 MW_PROBE_FN char *alloc_tensor(size_t bytes, size_t align)
 {
@@ -253,6 +335,8 @@ int main(int argc, char **argv)
 		return loops(mode, n);
 	if (!strcmp(mode, "kept") || !strcmp(mode, "trimmed"))
 		return heap(!strcmp(mode, "kept"));
+	if (!strcmp(mode, "arenas") || !strcmp(mode, "arenaskept"))
+		return arenas(!strcmp(mode, "arenas"));
 	if (!strcmp(mode, "phasechurn") || !strcmp(mode, "phaseflat"))
 		return phases(!strcmp(mode, "phasechurn"), n);
 	if (!strcmp(mode, "waste") || !strcmp(mode, "exact"))
@@ -266,6 +350,6 @@ int main(int argc, char **argv)
 	    !strcmp(mode, "nospike"))
 		return host(mode, n);
 	errno = EINVAL;
-	die("mode: churn flat firsttouch kept trimmed phasechurn phaseflat sparse dense waste exact "
+	die("mode: churn flat firsttouch kept trimmed arenas arenaskept phasechurn phaseflat sparse dense waste exact "
 	    "grow steady spike nospike");
 }

@@ -1051,6 +1051,20 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		if (r->len >= sizeof(struct mw_remeasure))
 			account_remeasure(a);
 		break;
+	case MW_S_HEAPFREE:
+		if (r->len >= sizeof(struct mw_heapfree)) {
+			const struct mw_heapfree *h = r->data;
+			const struct mw_mapping *mp = model_find(&a->model, h->mapping);
+			struct mw_arena_free af = {
+				.mapping = h->mapping, .main = h->main != 0,
+				.free_bytes = h->free_bytes, .free_resident = h->free_resident,
+				.trim_resident = MW_MIN(h->trim_resident, h->free_resident),
+				.rss_walk = mp && mp->start == h->mapping ? mapping_rss_total(mp) : 0,
+			};
+
+			phases_arena(&a->phases, h->err < 0 ? h->err : 0, &af);
+		}
+		break;
 	case MW_S_END:
 		if (r->len >= sizeof(struct mw_end)) {
 			const struct mw_end *e = r->data;

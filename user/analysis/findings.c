@@ -488,7 +488,7 @@ struct mw_mapping **fi_all_mappings(const struct mw_model *m, size_t *n)
 
 /* ---- released but kept -------------------------------------------------------- */
 
-static bool release_name(const char *name)
+bool findings_release_name(const char *name)
 {
 	static const char *const words[] = { "release", "free", "unload", "teardown", "cleanup",
 					     "clean_up", "destroy", "shutdown", "dealloc", "close",
@@ -548,8 +548,52 @@ static const char *kept_remedy(enum mw_kind k)
 
 struct kept {
 	const struct mw_mapping *mp;
-	int64_t grew;
+	int64_t grew;		/* or what malloc holds free in it */
+	int64_t trim;		/* arena: of that, what malloc_trim(0) gives back */
+	int64_t rss_walk;	/* arena: its RSS when walked */
+	bool arena;		/* walked at the release's end: malloc's figure */
 };
+
+/* An arena holding less than this free is not named. */
+#define MW_KEPT_ARENA_MIN	(64 << 10)
+
+static struct kept *kept_at(struct kept **k, size_t *nk, const struct mw_mapping *mp)
+{
+	size_t q;
+
+	for (q = 0; q < *nk && (*k)[q].mp != mp; q++)
+		;
+	if (q == *nk) {
+		*k = mw_xrealloc(*k, *nk + 1, sizeof(**k));
+		(*k)[(*nk)++] = (struct kept){ .mp = mp };
+	}
+	return &(*k)[q];
+}
+
+/*
+ * Where malloc's arenas were walked at the release's end (capture's
+ * heapwalk), what they hold free and resident replaces the estimate from
+ * RSS: what is still in use there is not kept.
+ */
+static void kept_arenas(const struct mw_phase *rp, const struct mw_model *m,
+			struct kept **k, size_t *nk)
+{
+	for (size_t i = 0; i < rp->narenas; i++) {
+		const struct mw_arena_free *af = &rp->arenas[i];
+		const struct mw_mapping *at = model_find(m, af->mapping);
+		struct kept *e;
+
+		if (!at || at->start != af->mapping)
+			continue;
+		e = kept_at(k, nk, at);
+		if (!e->arena)
+			e->grew = 0;
+		e->arena = true;
+		e->grew += (int64_t)af->free_resident;
+		e->trim += (int64_t)af->trim_resident;
+		e->rss_walk = af->rss_walk;
+	}
+}
 
 static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 		      struct mw_findings *out)
@@ -557,12 +601,12 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 	const struct mw_phases *ph = &a->phases;
 	const struct mw_model *m = &a->model;
 	struct kept *k = NULL;
-	size_t nk = 0, r = 0, nkept = 0;
-	int64_t total = 0, freed_vm, rss_drop, best = 0;
+	size_t nk = 0, r = 0, nkept = 0, narena = 0;
+	int64_t total = 0, freed_vm, rss_drop, best = 0, mall = 0, mfree = 0, mtrim = 0;
 	enum mw_kind main_kind = MW_K_ANON;
 	struct mw_finding *f;
 	struct sites acc = { 0 };
-	char b[4][32], name[MW_MARK_NAME_LEN];
+	char b[5][32], name[MW_MARK_NAME_LEN];
 
 	/* The last phase named for a release: the program says where it
 	 * frees, and a later phase that unmaps (the exit's) must not take its
@@ -571,7 +615,7 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 	 * what it mapped, or whose RSS went down: a phase that maps and
 	 * unmaps as much (churn) frees nothing. */
 	for (size_t i = ph->n; i > 1 && !r; i--)
-		if (release_name(ph->v[i - 1].name))
+		if (findings_release_name(ph->v[i - 1].name))
 			r = i - 1;
 	for (size_t i = ph->n; i > 1 && !r; i--) {
 		const struct mw_phase *p = &ph->v[i - 1];
@@ -592,27 +636,37 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 		for (size_t t = 0; t < p->ntop; t++) {
 			const struct mw_growth *g = &p->top[t];
 			struct mw_mapping *at = g->rss_delta > 0 ? model_find(m, g->start) : NULL;
-			size_t q;
 
 			if (!at || at->kind != g->kind || !kept_counts(at))
 				continue;
-			for (q = 0; q < nk && k[q].mp != at; q++)
-				;
-			if (q == nk) {
-				k = mw_xrealloc(k, nk + 1, sizeof(*k));
-				k[nk++] = (struct kept){ .mp = at };
-			}
-			k[q].grew += g->rss_delta;
+			kept_at(&k, &nk, at)->grew += g->rss_delta;
 		}
 	}
+	kept_arenas(&ph->v[r], m, &k, &nk);
+	/* Still resident at the end: what a later phase gave back is not
+	 * kept.  An arena's free pages are what goes first: the RSS it lost
+	 * since the walk (a malloc_trim) comes off them. */
 	for (size_t q = 0; q < nk; q++) {
 		int64_t rss = mapping_rss_total(k[q].mp);
 
+		if (k[q].arena)
+			k[q].grew = MW_MAX(0, k[q].grew - MW_MAX(0, k[q].rss_walk - rss));
 		k[q].grew = MW_MIN(k[q].grew, rss);
-		if (k[q].grew < o->t[MW_T_KEPT_BYTES])
+		k[q].trim = MW_MIN(k[q].trim, k[q].grew);
+		if (k[q].arena)
+			mall += k[q].grew;
+	}
+	for (size_t q = 0; q < nk; q++) {
+		if (k[q].arena ? k[q].grew < MW_KEPT_ARENA_MIN || mall < o->t[MW_T_KEPT_BYTES] :
+		    k[q].grew < o->t[MW_T_KEPT_BYTES])
 			k[q].grew = 0;
+		if (k[q].arena && k[q].grew) {
+			mfree += k[q].grew;
+			mtrim += k[q].trim;
+		}
 		total += k[q].grew;
 		nkept += k[q].grew > 0;
+		narena += k[q].arena && k[q].grew > 0;
 		if (k[q].grew > best) {
 			best = k[q].grew;
 			main_kind = k[q].mp->kind;
@@ -637,20 +691,47 @@ static void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	f = fi_new(out, MW_F_KEPT, MW_SEV_WARNING);
-	f->summary = fi_printf("after phase \"%s\" (it unmapped %s, RSS went %s by %s), %s that "
-			     "earlier phases faulted in is still resident in %zu mapping%s: %s",
-			     name, fi_hum(freed_vm, b[0]), rss_drop >= 0 ? "down" : "up",
-			     fi_hum(rss_drop >= 0 ? rss_drop : -rss_drop, b[1]), fi_hum(total, b[2]),
-			     nkept, nkept > 1 ? "s" : "", kept_why(k[0].mp));
+	if (narena) {
+		int64_t rest = total - mfree;
+		size_t nrest = nkept - narena;
+		char more[192] = "";
+
+		if (nrest)
+			snprintf(more, sizeof(more), "; %s more that earlier phases faulted in is "
+				 "still resident in %zu other mapping%s", fi_hum(rest, b[4]), nrest,
+				 nrest > 1 ? "s" : "");
+		f->summary = fi_printf("after phase \"%s\" (it unmapped %s, RSS went %s by %s), "
+				     "glibc's malloc holds %s free and still resident in %zu "
+				     "arena%s, read from its chunks at the phase's end: "
+				     "malloc_trim(0) would give back %s%s",
+				     name, fi_hum(freed_vm, b[0]), rss_drop >= 0 ? "down" : "up",
+				     fi_hum(rss_drop >= 0 ? rss_drop : -rss_drop, b[1]),
+				     fi_hum(mfree, b[2]), narena, narena > 1 ? "s" : "",
+				     fi_hum(mtrim, b[3]), more);
+	} else {
+		f->summary = fi_printf("after phase \"%s\" (it unmapped %s, RSS went %s by %s), %s "
+				     "that earlier phases faulted in is still resident in %zu "
+				     "mapping%s: %s", name, fi_hum(freed_vm, b[0]),
+				     rss_drop >= 0 ? "down" : "up",
+				     fi_hum(rss_drop >= 0 ? rss_drop : -rss_drop, b[1]),
+				     fi_hum(total, b[2]), nkept, nkept > 1 ? "s" : "",
+				     kept_why(k[0].mp));
+	}
 	fi_num(f, "kept_rss_bytes", total);
 	fi_num(f, "release_unmapped_bytes", freed_vm);
 	fi_num(f, "release_rss_drop_bytes", rss_drop);
 	fi_num(f, "rss_at_end_bytes", point_rss(&ph->v[ph->n - 1].end));
 	fi_num(f, "release_phase", (int64_t)r);
+	if (narena) {
+		fi_num(f, "malloc_free_resident_bytes", mfree);
+		fi_num(f, "malloc_trim_bytes", mtrim);
+	}
 	for (size_t q = 0; q < nk; q++) {
 		if (!k[q].grew)
 			continue;
-		fi_map(f, a, k[q].mp, k[q].grew, "rss_kept_bytes", k[q].mp->stack);
+		fi_map(f, a, k[q].mp, k[q].grew,
+		       k[q].arena ? "malloc_free_resident_bytes" : "rss_kept_bytes",
+		       k[q].mp->stack);
 		fi_sites_add(&acc, k[q].mp->stack, k[q].grew, k[q].mp->end - k[q].mp->start);
 	}
 	free(k);

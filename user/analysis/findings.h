@@ -126,6 +126,9 @@ const char *finding_kind_name(enum mw_finding_kind k);	/* "steady_state_churn", 
 const char *finding_severity_name(enum mw_severity s);	/* "info", "warning", "high" */
 
 void findings_defaults(struct mw_find_opts *o);
+/* A phase named for a release ("release", "free", "unload", ...): where
+ * "released but kept" looks, and where capture walks malloc's arenas. */
+bool findings_release_name(const char *name);
 /* "NAME=VALUE[,NAME=VALUE...]" (sizes take K/M/G suffixes), or "none";
  * 0, or -1 with *bad pointing at the part that is wrong. */
 int findings_set(struct mw_find_opts *o, const char *spec, const char **bad);

@@ -3,6 +3,7 @@
  * phase.c — phases and iterations.  Pure code: fed by account.c, covered by
  * tests/unit/test_phase.c.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,31 @@ static void growth_free(struct mw_phase *p)
 
 void phases_free(struct mw_phases *ph)
 {
-	for (size_t i = 0; i < ph->n; i++)
+	for (size_t i = 0; i < ph->n; i++) {
 		growth_free(&ph->v[i]);
+		free(ph->v[i].arenas);
+	}
 	free(ph->v);
 	free(ph->it);
 	free(ph->samples);
 	memset(ph, 0, sizeof(*ph));
+}
+
+void phases_arena(struct mw_phases *ph, int err, const struct mw_arena_free *a)
+{
+	struct mw_phase *p = ph->n ? &ph->v[ph->n - 1] : NULL;
+
+	if (!p)
+		return;
+	if (!err && p->narenas >= MW_MAX_ARENAS)
+		err = -E2BIG;
+	if (err) {
+		if (!p->arenas_failed++)
+			p->arenas_err = err;
+		return;
+	}
+	p->arenas = mw_xrealloc(p->arenas, p->narenas + 1, sizeof(*p->arenas));
+	p->arenas[p->narenas++] = *a;
 }
 
 static int64_t size_of(const struct mw_mapping *mp)

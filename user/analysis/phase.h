@@ -20,6 +20,8 @@
 
 #define MW_TOP_GROWTH 5		/* mappings listed per phase */
 #define MW_MAX_SAMPLES 4096	/* samples kept (even): more are thinned */
+#define MW_MAX_ARENAS 4096	/* malloc arenas kept per phase: more count
+				 * as given up (-E2BIG) */
 
 struct mw_growth {
 	uint64_t start, bytes, requested;
@@ -39,6 +41,14 @@ struct mw_point {
 	int64_t fk[MW_FK_NR];	/* faults so far by kind (analysis/faultkind.h) */
 };
 
+/* One of glibc's arenas walked at a phase's end (stream.h mw_heapfree). */
+struct mw_arena_free {
+	uint64_t mapping;	/* start of the mapping that holds it */
+	bool main;
+	uint64_t free_bytes, free_resident, trim_resident;
+	int64_t rss_walk;	/* the mapping's RSS when it was walked */
+};
+
 struct mw_phase {
 	char name[MW_MARK_NAME_LEN];
 	struct mw_point start, end;
@@ -51,6 +61,11 @@ struct mw_phase {
 	/* release accounting, filled at the end of the trace */
 	uint64_t born_bytes, released_bytes, remaining_bytes;
 	int64_t remaining_rss;
+	/* malloc's arenas, walked at its end (a release's): those read whole,
+	 * and how many were given up and why (the first error) */
+	struct mw_arena_free *arenas;
+	size_t narenas, arenas_failed;
+	int arenas_err;
 };
 
 struct mw_iter {
@@ -93,6 +108,8 @@ int64_t point_rss(const struct mw_point *p);
 const struct mw_point *phases_prev_sample(const struct mw_phases *ph);
 
 void phases_init(struct mw_phases *ph);
+/* An arena walked (err 0) or given up (-errno) at the current phase's end. */
+void phases_arena(struct mw_phases *ph, int err, const struct mw_arena_free *a);
 void phases_free(struct mw_phases *ph);
 
 /* A marker (or the trace's start, kind MW_MARK_PHASE "start"). */

@@ -113,7 +113,7 @@ int replay_file(FILE *f, void (*fn)(void *ctx, const struct mw_srec *r), void *c
 			status = MW_REPLAY_TRUNCATED;
 			break;
 		}
-		if (fr.kind < MW_S_BPF || fr.kind > MW_S_REMEASURE || fr.len > MW_FILE_MAX_REC) {
+		if (fr.kind < MW_S_BPF || fr.kind > MW_S_LAST || fr.len > MW_FILE_MAX_REC) {
 			status = MW_REPLAY_CORRUPT;
 			break;
 		}

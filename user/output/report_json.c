@@ -143,6 +143,47 @@ static json_t *growth_json(const struct mw_growth *g)
 			 "created", g->created, "unmapped", g->unmapped);
 }
 
+/* glibc's arenas walked at a phase's end (a release's): what malloc held
+ * free, per arena and in all; null where none was walked. */
+static const char *arena_error(int err)
+{
+	switch (err) {
+	case -ENOENT: return "not glibc's malloc";
+	case -EAGAIN: return "changed while read";
+	case -EFAULT: return "a chunk header not resident or not readable";
+	case -ETIME: return "out of time";
+	case -E2BIG: return "too many arenas";
+	default: return strerror(-err);
+	}
+}
+
+static json_t *arenas_json(const struct mw_phase *p)
+{
+	uint64_t free_b = 0, res = 0, trim = 0;
+	json_t *v;
+
+	if (!p->narenas && !p->arenas_failed)
+		return json_null();
+	v = json_array();
+	for (size_t i = 0; i < p->narenas; i++) {
+		const struct mw_arena_free *af = &p->arenas[i];
+
+		free_b += af->free_bytes;
+		res += af->free_resident;
+		trim += af->trim_resident;
+		json_array_append_new(v, json_pack("{s:o, s:b, s:I, s:I, s:I}",
+			"mapping", jhex(af->mapping), "main", af->main,
+			"free_bytes", (json_int_t)af->free_bytes,
+			"free_resident_bytes", (json_int_t)af->free_resident,
+			"trim_bytes", (json_int_t)af->trim_resident));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o}",
+			 "free_bytes", (json_int_t)free_b, "free_resident_bytes", (json_int_t)res,
+			 "trim_bytes", (json_int_t)trim, "failed", (json_int_t)p->arenas_failed,
+			 "error", p->arenas_failed ? jstr(arena_error(p->arenas_err)) : json_null(),
+			 "arenas", v);
+}
+
 static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
 {
 	json_t *top = json_array();
@@ -173,6 +214,7 @@ static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
 	/* Of vm_start_bytes: memwatch's [uprobes] page, mapped by the hit
 	 * that began this phase (not the program's growth). */
 	json_object_set_new(o, "observer_vm_bytes", json_integer(p->observer_vm));
+	json_object_set_new(o, "malloc", arenas_json(p));
 	return o;
 }
 

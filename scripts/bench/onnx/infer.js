@@ -4,7 +4,10 @@
 // marked through memwatch's control socket (include/memwatch_mark.js: no
 // fork).  Right before each iteration's mark it reads its own
 // /proc/self/stat; at the end it prints, as JSON on stdout, minflt+majflt at
-// each mark and each inference's time (ms).
+// each mark and each inference's time (ms).  MW_ONNX_TRIM=FILE (with
+// trim.c preloaded): after the last mark it writes "trim" to FILE and waits
+// until trim.c's thread has called malloc_trim(0) and written "done", and
+// adds the RSS that gave back (smaps_rollup) as trim_gave_bytes.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -45,5 +48,15 @@ const stat = () => fs.readFileSync('/proc/self/stat', 'latin1');
 	await s.release();
 	s = null;
 	await mark.phase('end');
-	console.log(JSON.stringify({ faults: seen.map(faults), ms }));
+	const out = { faults: seen.map(faults), ms };
+	const trim = process.env.MW_ONNX_TRIM;
+	if (trim) {
+		const rss = () => Number(/\nRss:\s+(\d+)/.exec(fs.readFileSync('/proc/self/smaps_rollup', 'latin1'))[1]) * 1024;
+		const before = rss();
+		fs.writeFileSync(trim, 'trim');
+		while (fs.readFileSync(trim, 'latin1') !== 'done')
+			await new Promise((r) => setTimeout(r, 10));
+		out.trim_gave_bytes = before - rss();
+	}
+	console.log(JSON.stringify(out));
 })();

@@ -97,7 +97,9 @@ enum mw_mark_kind {
 #define MW_VM_MAYSHARE	0x00000080UL
 #define MW_VM_GROWSDOWN	0x00000100UL
 #define MW_VM_PFNMAP	0x00000400UL
+#define MW_VM_LOCKED	0x00002000UL
 #define MW_VM_IO	0x00004000UL
+#define MW_VM_MIXEDMAP	0x10000000UL
 
 /* Flags on a reported VMA. */
 #define MW_VMA_FILE		0x1	/* backed by a file (path valid) */

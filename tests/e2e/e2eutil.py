@@ -152,7 +152,8 @@ def status_slack(counters):
 
 def smaps_vmas(path):
     """The VMAs of a copy of /proc/PID/smaps (or maps: rss 0), each as
-    {start, end, perms, path, rss} with rss in bytes."""
+    {start, end, perms, path, rss, flags} with rss in bytes and flags the
+    set of VmFlags' two-letter names."""
     vmas = []
     with open(path, errors="surrogateescape") as f:
         for line in f:
@@ -160,9 +161,12 @@ def smaps_vmas(path):
             if len(head) >= 5 and "-" in head[0] and len(head[1]) == 4:
                 start, end = (int(x, 16) for x in head[0].split("-"))
                 vmas.append({"start": start, "end": end, "perms": head[1], "rss": 0,
-                             "path": head[5].strip() if len(head) > 5 else ""})
+                             "path": head[5].strip() if len(head) > 5 else "",
+                             "flags": set()})
             elif vmas and head and head[0] == "Rss:":
                 vmas[-1]["rss"] = int(head[1]) * KIB
+            elif vmas and head and head[0] == "VmFlags:":
+                vmas[-1]["flags"] = set(line.split()[1:])
     return vmas
 
 

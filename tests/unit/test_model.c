@@ -273,6 +273,56 @@ TEST(set_vma_same_range_is_idempotent)
 	model_free(&m);
 }
 
+/* ---- device memory -------------------------------------------------------- */
+
+TEST(device_kinds_from_flags)
+{
+	struct mw_vma_state v = { .start = 0x20000, .end = 0x24000, .ino = 1038,
+				  .dev_minor = 16, .flags = RW | MW_VM_SHARED | MW_VM_MAYSHARE |
+				  MW_VM_MIXEDMAP, .has_file = true,
+				  .path = "anon_inode:bpf-map" };
+	struct mw_model m;
+	struct mw_mapping *mp;
+
+	model_init(&m, 0);
+	mp = model_set_vma(&m, &v);
+	if (!CHECK(mp != NULL))
+		goto out;
+	CHECK_EQ_INT(mp->kind, MW_K_DEVICE);
+	CHECK_STR(mw_device_kind(mp), "mixed");
+	CHECK_EQ_U64(model_kind_vm(&m, MW_K_DEVICE), 0x4000);
+	/* /proc's maps says nothing of VM_MIXEDMAP (a resync): the kernel's
+	 * word stands for the same file... */
+	v.flags = RW | MW_VM_SHARED | MW_VM_MAYSHARE;
+	v.flags_known = RW | MW_VM_EXEC | MW_VM_SHARED | MW_VM_MAYSHARE;
+	v.has_file = false;
+	mp = model_set_vma(&m, &v);
+	CHECK_EQ_INT(mp->kind, MW_K_DEVICE);
+	/* ... not for another one. */
+	v.ino = 1039;
+	mp = model_set_vma(&m, &v);
+	CHECK_EQ_INT(mp->kind, MW_K_SHMEM);
+	CHECK(mw_device_kind(mp) == NULL);
+	CHECK_EQ_U64(model_kind_vm(&m, MW_K_DEVICE), 0);
+	CHECK_EQ_U64(m.device_vm_peak, 0x4000);
+
+	/* Page frames: I/O memory or not; a dma-buf; [vvar] stays itself. */
+	mp = add_vma(&m, 0x30000, 0x31000, RW | MW_VM_PFNMAP | MW_VM_IO, "/dev/dri/card0", true);
+	CHECK_STR(mw_device_kind(mp), "pfn_io");
+	mp = add_vma(&m, 0x31000, 0x33000, RW | MW_VM_PFNMAP, "/dev/dri/renderD128", true);
+	CHECK_STR(mw_device_kind(mp), "pfn");
+	mp = add_vma(&m, 0x40000, 0x44000, RW, "/dmabuf:", true);
+	CHECK_STR(mw_device_kind(mp), "dmabuf");
+	mp = add_vma(&m, 0x50000, 0x51000, RW, "/dev/nvidiactl", true);
+	CHECK_STR(mw_device_kind(mp), "char");
+	mp = add_vma(&m, 0x60000, 0x64000, MW_VM_READ | MW_VM_PFNMAP | MW_VM_IO, "[vvar]", false);
+	CHECK_EQ_INT(mp->kind, MW_K_VVAR);
+	CHECK_EQ_U64(model_kind_vm(&m, MW_K_DEVICE), 0x1000 + 0x2000 + 0x4000 + 0x1000);
+	CHECK(model_check(&m) == NULL);
+out:
+	model_free(&m);
+}
+
 /* ---- carve -------------------------------------------------------------- */
 
 TEST(carve_middle_proportional)
@@ -1546,6 +1596,7 @@ int main(void)
 	RUN(find_and_lower_bound);
 	RUN(set_vma_empty_table);
 	RUN(set_vma_same_range_is_idempotent);
+	RUN(device_kinds_from_flags);
 	RUN(carve_middle_proportional);
 	RUN(carve_spanning_mappings_and_holes);
 	RUN(set_vma_merges_neighbours);

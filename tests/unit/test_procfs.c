@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "capture/procfs.h"
+#include "memwatch.h"
 #include "unit.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -725,6 +726,34 @@ TEST(smaps_sample_parse)
 	CHECK_STR(m.v[3].path, "[vsyscall]");
 	CHECK_EQ_U64(m.v[3].rss, 0);
 out:
+	procfs_maps_free(&m);
+}
+
+/* VmFlags: the flags maps does not show, by their two letters. */
+TEST(smaps_vm_flags)
+{
+	static const char text[] =
+		"7f0000000000-7f0000400000 rw-s 00000000 00:10 1038      anon_inode:bpf-map\n"
+		"Rss:                4096 kB\n"
+		"VmFlags: rd wr sh mr mw ms de dd mm \n"
+		"7f0000400000-7f0000500000 rw-s 000f0000 00:05 7         /dev/mem\n"
+		"VmFlags: rd wr sh mr mw ms io pf de dd\n"
+		"7f0000500000-7f0000600000 rw-p 00000000 00:00 0 \n"
+		"VmFlags: rd wr mr mw me lo ac mmx pfx  \n"
+		"7f0000600000-7f0000700000 rw-p 00000000 00:00 0 \n"
+		"Rss:                   4 kB\n";
+	struct pm_maps m;
+
+	if (!CHECK_EQ_INT(smaps_of(text, &m), 0))
+		return;
+	if (CHECK_EQ_U64(m.n, 4)) {
+		CHECK_EQ_U64(m.v[0].vm_flags, MW_VM_MIXEDMAP);
+		CHECK_EQ_U64(m.v[1].vm_flags, MW_VM_PFNMAP | MW_VM_IO);
+		/* Three letters are not two: no flag. */
+		CHECK_EQ_U64(m.v[2].vm_flags, MW_VM_LOCKED);
+		CHECK(m.v[0].has_vm_flags && m.v[2].has_vm_flags && !m.v[3].has_vm_flags);
+		CHECK_EQ_U64(m.v[3].vm_flags, 0);
+	}
 	procfs_maps_free(&m);
 }
 
@@ -1913,6 +1942,7 @@ int main(void)
 	RUN(maps_file_edges);
 	RUN(maps_file_many);
 	RUN(smaps_sample_parse);
+	RUN(smaps_vm_flags);
 	RUN(smaps_rollup);
 	RUN(smaps_plain_maps);
 	RUN(smaps_huge_values);

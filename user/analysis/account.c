@@ -822,7 +822,11 @@ static void vma_state_from_proc(const struct pm_vma *p, struct mw_vma_state *v)
 	memset(v, 0, sizeof(*v));
 	v->start = p->start;
 	v->end = p->end;
-	v->flags = mw_perms_to_flags(p->perms);
+	v->flags = mw_perms_to_flags(p->perms) | p->vm_flags;
+	v->flags_known = MW_VM_READ | MW_VM_WRITE | MW_VM_EXEC | MW_VM_SHARED |
+			 MW_VM_MAYSHARE;
+	if (p->has_vm_flags)
+		v->flags_known |= MW_VM_PFNMAP | MW_VM_IO | MW_VM_MIXEDMAP | MW_VM_LOCKED;
 	v->pgoff = p->pgoff;
 	v->ino = p->ino;
 	v->dev_major = p->dev_major;

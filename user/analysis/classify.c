@@ -90,18 +90,42 @@ static enum mw_kind classify_named(const char *p)
 	return MW_K_SPECIAL;
 }
 
+/* Memory a driver maps by page frame or page by page: a device's, whatever
+ * file it comes through (a DRM node, an anon_inode, a dma-buf). */
+static bool device_flags(const struct mw_mapping *mp)
+{
+	return (mp->flags & (MW_VM_PFNMAP | MW_VM_MIXEDMAP)) ||
+	       starts_with(mp->path, "/dmabuf:");
+}
+
+const char *mw_device_kind(const struct mw_mapping *mp)
+{
+	if (mp->kind != MW_K_DEVICE)
+		return NULL;
+	if (starts_with(mp->path, "/dmabuf:"))
+		return "dmabuf";
+	if (mp->flags & MW_VM_PFNMAP)
+		return mp->flags & MW_VM_IO ? "pfn_io" : "pfn";
+	if (mp->flags & MW_VM_MIXEDMAP)
+		return "mixed";
+	return "char";
+}
+
 enum mw_kind mw_classify(const struct mw_model *m, const struct mw_mapping *mp)
 {
 	enum mw_kind named = mp->path && mp->path[0] == '[' ?
 			     classify_named(mp->path) : MW_K_ANON;
 
+	/* get_vma_name(): kernel-installed names first ([vvar] is VM_PFNMAP
+	 * too), then a driver's, then [heap] overlaps (start_brk, brk),
+	 * [stack] holds start_stack. */
+	if (!mp->has_file && (named == MW_K_VDSO || named == MW_K_VVAR ||
+			      named == MW_K_VSYSCALL || named == MW_K_SPECIAL))
+		return named;
+	if (device_flags(mp))
+		return MW_K_DEVICE;
 	if (mp->has_file)
 		return classify_file(m, mp);
-	/* get_vma_name(): kernel-installed names first, then [heap] overlaps
-	 * (start_brk, brk), [stack] holds start_stack. */
-	if (named == MW_K_VDSO || named == MW_K_VVAR || named == MW_K_VSYSCALL ||
-	    named == MW_K_SPECIAL)
-		return named;
 	if (m->start_brk && mp->start < m->brk && mp->end > m->start_brk)
 		return MW_K_HEAP;
 	if (m->start_stack && mp->start <= m->start_stack && mp->end >= m->start_stack)

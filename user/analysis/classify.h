@@ -7,11 +7,26 @@
 
 /*
  * anon, heap, stack, file, shmem (MAP_SHARED anon, /dev/shm, memfd, SysV,
- * any file on a tmpfs-like mount), device (/dev/...), vdso, vvar, vsyscall.
- * Heap and stack follow the kernel's own rule for "[heap]" and "[stack]" in
- * /proc/PID/maps (fs/proc/task_mmu.c), so they move with brk.
+ * any file on a tmpfs-like mount), device, vdso, vvar, vsyscall.  Heap and
+ * stack follow the kernel's own rule for "[heap]" and "[stack]" in
+ * /proc/PID/maps (fs/proc/task_mmu.c), so they move with brk.  Device: a
+ * driver's mapping by page frame (VM_PFNMAP) or page by page
+ * (VM_MIXEDMAP), a dma-buf, or any other /dev/ file.
  */
 enum mw_kind mw_classify(const struct mw_model *m, const struct mw_mapping *mp);
+/*
+ * Which device memory a device mapping is (NULL for other kinds):
+ *   "pfn_io"  remap_pfn_range of I/O memory (VM_PFNMAP|VM_IO: a BAR, VRAM,
+ *             /dev/mem): VM, no RSS;
+ *   "pfn"     page frames inserted one by one (VM_PFNMAP: GEM shmem helpers,
+ *             udmabuf): VM, no RSS (the pages count in the system's Shmem);
+ *   "mixed"   pages inserted by the driver (VM_MIXEDMAP: NVIDIA system
+ *             memory, io_uring rings, BPF maps): RSS as the kernel counts
+ *             it, from the insertion on;
+ *   "dmabuf"  a dma-buf's mmap (/dmabuf:NAME): the exporter's pages;
+ *   "char"    another device file's mapping.
+ */
+const char *mw_device_kind(const struct mw_mapping *mp);
 const char *mw_kind_name(enum mw_kind k);
 /* tmpfs devices from /proc/PID/mountinfo text; *out is malloc'd. */
 int mw_shmem_devs_from_mountinfo(const char *text, size_t len,

@@ -222,13 +222,24 @@ static uint64_t vm_of(const struct mw_mapping *mp)
 	return mp->kind == MW_K_VSYSCALL ? 0 : mp->end - mp->start;
 }
 
+/* The running sums of VM, in all and by kind, with mp in (+) or out (-). */
+static void vm_count(struct mw_model *m, const struct mw_mapping *mp, int sign)
+{
+	uint64_t vm = vm_of(mp);
+
+	m->vm_bytes += sign > 0 ? vm : -vm;
+	if ((unsigned)mp->kind < MW_NR_KINDS)
+		m->kind_vm[mp->kind] += sign > 0 ? vm : -vm;
+	m->device_vm_peak = MW_MAX(m->device_vm_peak, m->kind_vm[MW_K_DEVICE]);
+}
+
 /* Callers carve mp's range out first: no live mapping starts inside it. */
 static void live_insert(struct mw_model *m, struct mw_mapping *mp)
 {
 	RB_INSERT(mw_live, &m->live, mp);
 	mp->in_table = true;
 	m->nlive++;
-	m->vm_bytes += vm_of(mp);
+	vm_count(m, mp, 1);
 	if (mp->recheck) {
 		TAILQ_INSERT_TAIL(&m->recheck, mp, recheck_node);
 		m->nrecheck++;
@@ -240,7 +251,7 @@ static void live_remove(struct mw_model *m, struct mw_mapping *mp)
 	RB_REMOVE(mw_live, &m->live, mp);
 	mp->in_table = false;
 	m->nlive--;
-	m->vm_bytes -= vm_of(mp);
+	vm_count(m, mp, -1);
 	if (mp->recheck) {
 		TAILQ_REMOVE(&m->recheck, mp, recheck_node);
 		m->nrecheck--;
@@ -251,10 +262,10 @@ static void live_remove(struct mw_model *m, struct mw_mapping *mp)
 static void live_set_range(struct mw_model *m, struct mw_mapping *mp,
 			   uint64_t start, uint64_t end)
 {
-	m->vm_bytes -= vm_of(mp);
+	vm_count(m, mp, -1);
 	mp->start = start;
 	mp->end = end;
-	m->vm_bytes += vm_of(mp);
+	vm_count(m, mp, 1);
 }
 
 void model_grow_down(struct mw_model *m, struct mw_mapping *mp, uint64_t start)
@@ -280,10 +291,15 @@ uint64_t model_vm_bytes(const struct mw_model *m)
 	return m->vm_bytes;
 }
 
+uint64_t model_kind_vm(const struct mw_model *m, enum mw_kind k)
+{
+	return (unsigned)k < MW_NR_KINDS ? m->kind_vm[k] : 0;
+}
+
 const char *model_check(const struct mw_model *m)
 {
 	const struct mw_mapping *mp, *prev = NULL;
-	uint64_t vm = 0;
+	uint64_t vm = 0, kind_vm[MW_NR_KINDS] = { 0 };
 	size_t n = 0, nrecheck = 0;
 
 	model_for_each(mp, m) {
@@ -294,6 +310,8 @@ const char *model_check(const struct mw_model *m)
 		if (prev && prev->end > mp->start)
 			return "overlapping or unsorted ranges";
 		vm += vm_of(mp);
+		if ((unsigned)mp->kind < MW_NR_KINDS)
+			kind_vm[mp->kind] += vm_of(mp);
 		nrecheck += mp->recheck;
 		n++;
 		prev = mp;
@@ -302,6 +320,8 @@ const char *model_check(const struct mw_model *m)
 		return "nlive is not the number of mappings in the tree";
 	if (vm != m->vm_bytes)
 		return "vm_bytes is not the sum of the live sizes";
+	if (memcmp(kind_vm, m->kind_vm, sizeof(kind_vm)))
+		return "kind_vm is not the sum of the live sizes by kind";
 	if (nrecheck != m->nrecheck)
 		return "nrecheck is not the number of live mappings to re-check";
 	n = 0;
@@ -538,9 +558,16 @@ static void mapping_absorb(struct mw_mapping *into, const struct mw_mapping *fro
 
 static void mapping_take_state(struct mw_mapping *mp, const struct mw_vma_state *v)
 {
+	/* What /proc's maps does not show (PFNMAP, MIXEDMAP, LOCKED) stays
+	 * as the kernel last told it, for the same file; a new mapping (end
+	 * 0) takes all there is. */
+	bool same = mp->end && mp->ino == v->ino && mp->dev_major == v->dev_major &&
+		    mp->dev_minor == v->dev_minor;
+
+	mp->flags = v->flags_known && same ?
+		    (mp->flags & ~v->flags_known) | (v->flags & v->flags_known) : v->flags;
 	mp->start = v->start;
 	mp->end = v->end;
-	mp->flags = v->flags;
 	mp->pgoff = v->pgoff;
 	mp->ino = v->ino;
 	mp->dev_major = v->dev_major;
@@ -636,10 +663,10 @@ void model_classify(struct mw_model *m, struct mw_mapping *mp)
 	if (kind == mp->kind)
 		return;
 	if (mp->in_table)
-		m->vm_bytes -= vm_of(mp);
+		vm_count(m, mp, -1);
 	mp->kind = kind;
 	if (mp->in_table)
-		m->vm_bytes += vm_of(mp);
+		vm_count(m, mp, 1);
 }
 
 /* Re-derive the kinds of the live mappings overlapping [lo, hi): only

@@ -41,6 +41,8 @@ enum mw_kind {
 struct mw_vma_state {
 	uint64_t start, end;
 	uint64_t flags;		/* MW_VM_* bits */
+	uint64_t flags_known;	/* of them, those the source tells (maps:
+				 * the perms only); 0: all (the kernel's) */
 	uint64_t pgoff;		/* bytes */
 	uint64_t ino;
 	uint32_t dev_major, dev_minor;
@@ -118,6 +120,8 @@ struct mw_model {
 	struct mw_live live;
 	size_t nlive;
 	uint64_t vm_bytes;	/* running sum: model_vm_bytes() */
+	uint64_t kind_vm[MW_NR_KINDS];	/* ... by kind: model_kind_vm() */
+	uint64_t device_vm_peak;	/* the highest kind_vm[MW_K_DEVICE] */
 	/* The live mappings with recheck set, oldest first, and how many. */
 	TAILQ_HEAD(mw_recheck, mw_mapping) recheck;
 	size_t nrecheck;
@@ -194,6 +198,8 @@ void model_set_recheck(struct mw_model *m, struct mw_mapping *mp, bool recheck);
 /* Sum of live mapping sizes as /proc's VmSize counts them (no gate page):
  * kept as the table changes, O(1). */
 uint64_t model_vm_bytes(const struct mw_model *m);
+/* VM of the live mappings of one kind (MW_K_DEVICE: the device VM). */
+uint64_t model_kind_vm(const struct mw_model *m, enum mw_kind k);
 /* Sum of live mapping RSS of one member (a walk: for reports). */
 int64_t model_rss(const struct mw_model *m, int member);
 /* What the running totals and the tree should hold, re-derived the slow way:

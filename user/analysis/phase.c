@@ -256,6 +256,7 @@ static void close_phase(struct mw_phases *ph, struct mw_model *m, const struct m
 	p->rss_peak = MW_MAX(rss_peak, (uint64_t)MW_MAX(MW_MAX(point_rss(&p->start),
 							     point_rss(at)), 0));
 	top_growth(p, m, (int)(ph->n - 1));
+	p->device_vm_end = model_kind_vm(m, MW_K_DEVICE);
 }
 
 static void open_phase(struct mw_phases *ph, struct mw_model *m, const char *name,
@@ -271,6 +272,7 @@ static void open_phase(struct mw_phases *ph, struct mw_model *m, const char *nam
 	memset(p, 0, sizeof(*p));
 	snprintf(p->name, sizeof(p->name), "%s", name && name[0] ? name : "phase");
 	p->start = *at;
+	p->device_vm_start = model_kind_vm(m, MW_K_DEVICE);
 	p->open = true;
 	m->phase = (int)(ph->n - 1);
 	snapshot_phase(m);

@@ -53,6 +53,7 @@ struct mw_phase {
 	char name[MW_MARK_NAME_LEN];
 	struct mw_point start, end;
 	uint64_t vm_peak, rss_peak;	/* bytes */
+	uint64_t device_vm_start, device_vm_end;	/* VM of device mappings */
 	uint64_t observer_vm;	/* of start.vm: memwatch's [uprobes] page,
 				 * mapped by the hit that began the phase */
 	bool open;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "capture/procfs.h"
+#include "memwatch.h"
 #include "util.h"
 
 /* ---- bounded cursor ---------------------------------------------------- */
@@ -317,7 +318,37 @@ static uint64_t *smaps_counter(struct pm_vma *v, const char *key, size_t len)
 }
 
 /*
- * "Key:   N kB".  Keys we do not use (VmFlags, THPeligible, ...) are
+ * "VmFlags: rd wr mr mw me ac sd pf io": two letters a flag
+ * (show_smap_vma_flags() in fs/proc/task_mmu.c); the ones maps' perms do
+ * not say, and memwatch tells device and locked memory by.
+ */
+static int parse_vm_flags(struct cur c, struct pm_vma *v)
+{
+	static const struct { char n[3]; uint64_t bit; } names[] = {
+		{ "pf", MW_VM_PFNMAP }, { "io", MW_VM_IO }, { "mm", MW_VM_MIXEDMAP },
+		{ "lo", MW_VM_LOCKED },
+	};
+
+	v->has_vm_flags = true;
+	while (c.p < c.end) {
+		const char *w;
+
+		while (c.p < c.end && *c.p == ' ')
+			c.p++;
+		w = c.p;
+		while (c.p < c.end && *c.p != ' ')
+			c.p++;
+		if (c.p - w != 2)
+			continue;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!memcmp(w, names[i].n, 2))
+				v->vm_flags |= names[i].bit;
+	}
+	return 0;
+}
+
+/*
+ * "Key:   N kB", or VmFlags.  Keys we do not use (THPeligible, ...) are
  * skipped unparsed, so a new kernel adding one costs nothing; but every
  * line must still look like "Key:" or the VMA structure is in doubt.
  */
@@ -328,6 +359,8 @@ static int parse_smaps_line(struct cur c, struct pm_vma *v)
 
 	if (!colon || colon == c.p)
 		return -EINVAL;
+	if (colon - c.p == 7 && !memcmp(c.p, "VmFlags", 7))
+		return parse_vm_flags((struct cur){ colon + 1, c.end }, v);
 	dst = smaps_counter(v, c.p, colon - c.p);
 	if (!dst)
 		return 0;

@@ -32,6 +32,9 @@ struct pm_vma {			/* one line of /proc/PID/maps */
 	uint64_t rss, anon, anon_huge, swap, pss; /* bytes */
 	uint64_t pss_dirty, swap_pss, locked;	/* bytes */
 	uint64_t pss_anon, pss_file, pss_shmem;	/* bytes; smaps_rollup only */
+	uint64_t vm_flags;		/* smaps "VmFlags": the MW_VM_* bits that
+					 * maps does not show (pf io mm lo) */
+	bool has_vm_flags;		/* a VmFlags line was read */
 };
 
 struct pm_maps {

@@ -105,6 +105,8 @@ static json_t *mapping_json(const struct mw_account *a, const struct mw_mapping 
 		      "faults", (json_int_t)mp->faults,
 		      "unmapped", mp->unmapped);
 	json_object_set_new(o, "fault_kinds", fkinds_json(mw_fk_of(mp->faults, mp->fk)));
+	json_object_set_new(o, "device", mw_device_kind(mp) ? json_string(mw_device_kind(mp)) :
+					  json_null());
 	json_object_set_new(o, "rss_anon_bytes", json_integer(mp->rss[MW_ANON]));
 	json_object_set_new(o, "rss_file_bytes", json_integer(mp->rss[MW_FILE]));
 	json_object_set_new(o, "rss_shmem_bytes", json_integer(mp->rss[MW_SHMEM]));
@@ -214,6 +216,9 @@ static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
 	/* Of vm_start_bytes: memwatch's [uprobes] page, mapped by the hit
 	 * that began this phase (not the program's growth). */
 	json_object_set_new(o, "observer_vm_bytes", json_integer(p->observer_vm));
+	/* Of vm_*_bytes: a driver's mappings (kind "device"). */
+	json_object_set_new(o, "device_vm_start_bytes", json_integer(p->device_vm_start));
+	json_object_set_new(o, "device_vm_end_bytes", json_integer(p->device_vm_end));
 	json_object_set_new(o, "malloc", arenas_json(p));
 	return o;
 }
@@ -375,6 +380,9 @@ static json_t *totals_json(const struct mw_account *a)
 			      "rss_shmem_bytes", (json_int_t)account_rss(a, MW_SHMEM),
 			      "swap_bytes", (json_int_t)account_rss(a, MW_SWAP));
 
+	json_object_set_new(t, "device_vm_bytes",
+			    json_integer(model_kind_vm(&a->model, MW_K_DEVICE)));
+	json_object_set_new(t, "device_vm_peak_bytes", json_integer(a->model.device_vm_peak));
 	json_object_set_new(t, "faults", json_integer(k->faults + k->kfaults));
 	json_object_set_new(t, "user_faults", json_integer(k->faults));
 	json_object_set_new(t, "kernel_faults", json_integer(k->kfaults));

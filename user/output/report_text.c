@@ -112,6 +112,10 @@ static void totals(FILE *f, const struct mw_account *a)
 	fprintf(f, "%-18s %12s %12s\n", "", "at end", "peak");
 	fprintf(f, "  %-16s %12s %12s\n", "VM size", mw_human(account_vm(a), b1, sizeof(b1)),
 		mw_human(account_vm_peak(a), b2, sizeof(b2)));
+	if (a->model.device_vm_peak)	/* kind "device": a driver's mappings */
+		fprintf(f, "    %-14s %12s %12s\n", "device",
+			mw_human(model_kind_vm(&a->model, MW_K_DEVICE), b1, sizeof(b1)),
+			mw_human(a->model.device_vm_peak, b2, sizeof(b2)));
 	fprintf(f, "  %-16s %12s %12s\n", "RSS", mw_human(account_rss_total(a), b1, sizeof(b1)),
 		mw_human(account_rss_peak(a), b2, sizeof(b2)));
 	fprintf(f, "    %-14s %12s\n", "anon", mw_human(account_rss(a, MW_ANON), b1, sizeof(b1)));

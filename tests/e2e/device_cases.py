@@ -1,0 +1,91 @@
+"""Device memory (issue 27): what a driver maps into the process itself,
+page frame by page frame (VM_PFNMAP) or page by page (VM_MIXEDMAP), told
+from the VMA's flags.  workloads/devmaps maps a BPF array created
+BPF_F_MMAPABLE and an io_uring's rings (vm_insert_page(s) on 6.x, the
+kernel counts their pages in RSS when it inserts them; remap_pfn_range
+before 6.5: no RSS), then unmaps the array.  The truth is the program's
+own smaps at each phase's end: which VMAs carry "pf" or "mm" in VmFlags,
+their sizes and Rss."""
+import json
+import os
+import subprocess
+import tempfile
+
+from e2eutil import smaps_vmas
+
+
+def expected_kind(v):
+    """The device sub-kind memwatch should give a VMA, from its VmFlags."""
+    if v["path"].startswith("/dmabuf:"):
+        return "dmabuf"
+    if "pf" in v["flags"]:
+        return "pfn_io" if "io" in v["flags"] else "pfn"
+    if "mm" in v["flags"]:
+        return "mixed"
+    if v["path"].startswith("/dev/") and v["path"] != "/dev/zero":
+        return "char"
+    return None
+
+
+def device_vmas(path):
+    # Kernel-installed mappings ([vvar] is VM_PFNMAP too) keep their kind.
+    return [v for v in smaps_vmas(path)
+            if expected_kind(v) and not v["path"].startswith("[")]
+
+
+def device_vm(path):
+    return sum(v["end"] - v["start"] for v in device_vmas(path))
+
+
+def run(c, mw, wl):
+    with tempfile.TemporaryDirectory() as tmp:
+        ck = os.path.join(tmp, "ck")
+        os.mkdir(ck)
+        out = os.path.join(tmp, "s.json")
+        p = subprocess.run([mw, "-j", out, "--", os.path.join(wl, "devmaps")],
+                           env=dict(os.environ, MW_CKPT_DIR=ck), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+        if not c.eq(p.returncode, 0, "devmaps: memwatch exit status"):
+            print("        stderr: " + p.stderr.decode(errors="replace").strip()[-600:])
+            return
+        s = json.loads(open(out).readlines()[-1])
+        text = p.stdout.decode(errors="replace")
+        skipped = open(os.path.join(ck, "skipped")).read().split() \
+            if os.path.exists(os.path.join(ck, "skipped")) else []
+        c.check(not skipped, f"devmaps: the BPF array and the io_uring were made ({skipped})")
+        sm = {n: os.path.join(ck, n + ".smaps") for n in ("bpfmap", "ring", "unmap", "final")}
+        c.check(device_vm(sm["unmap"]) > device_vm(sm["bpfmap"]),
+                f"devmaps: smaps shows device mappings ({device_vm(sm['unmap'])} bytes "
+                f"at \"unmap\")")
+        # A phase ends at the next one's checkpoint (the last at "final").
+        ends = {"start": "bpfmap", "bpfmap": "ring", "ring": "unmap", "unmap": "final"}
+        for ph in s["phases"]:
+            if ph["name"] in ends:
+                c.eq(ph["device_vm_end_bytes"], device_vm(sm[ends[ph["name"]]]),
+                     f"devmaps: phase {ph['name']}: device VM at its end (smaps at "
+                     f"\"{ends[ph['name']]}\")")
+        t = s["totals"]
+        c.eq(t["device_vm_bytes"], device_vm(sm["final"]), "devmaps: device VM at the end")
+        c.eq(t["device_vm_peak_bytes"], max(device_vm(x) for x in sm.values()),
+             "devmaps: device VM peak (the largest at a checkpoint)")
+        maps = {int(m["start"], 16): m for m in s["mappings"] if not m["unmapped"]}
+        gone = {int(m["start"], 16): m for m in s["mappings"] if m["unmapped"]}
+        for v in device_vmas(sm["final"]):
+            m = maps.get(v["start"])
+            if c.check(m is not None, f"devmaps: {v['path']} at {v['start']:#x} in the JSON"):
+                c.eq((m["kind"], m["device"]), ("device", expected_kind(v)),
+                     f"devmaps: {v['path']}: kind and sub-kind (VmFlags {sorted(v['flags'])})")
+                c.eq(m["rss_bytes"], v["rss"], f"devmaps: {v['path']}: RSS (smaps)")
+        arr = [v for v in device_vmas(sm["unmap"]) if v["path"] == "anon_inode:bpf-map"]
+        if c.check(len(arr) == 1, "devmaps: the BPF array in smaps at \"unmap\""):
+            m = gone.get(arr[0]["start"])
+            if c.check(m is not None, "devmaps: the unmapped BPF array in the JSON"):
+                c.eq((m["kind"], m["device"]), ("device", expected_kind(arr[0])),
+                     "devmaps: the BPF array: kind and sub-kind")
+                c.eq(m["rss_peak_bytes"], arr[0]["rss"], "devmaps: the BPF array: RSS peak "
+                     "(smaps at \"unmap\")")
+        vvar = [m for m in s["mappings"] if m["path"] == "[vvar]"]
+        c.check(all(m["kind"] == "vvar" for m in vvar),
+                f"devmaps: [vvar] (VM_PFNMAP too) stays vvar ({[m['kind'] for m in vvar]})")
+        line = [x for x in text.splitlines() if x.strip().startswith("device ")]
+        c.check(len(line) == 1, f"devmaps: the text report's device VM line ({line})")

@@ -31,7 +31,8 @@ enum mw_srec_kind {
 	MW_S_PYCODE,	/* struct mw_pycode, then its strings and line table */
 	MW_S_REMEASURE,	/* struct mw_remeasure: measure every mapping again */
 	MW_S_HEAPFREE,	/* struct mw_heapfree: what malloc holds free */
-	MW_S_LAST = MW_S_HEAPFREE
+	MW_S_DRM,	/* struct mw_drm_mem: GPU memory its drivers report */
+	MW_S_LAST = MW_S_DRM
 };
 
 struct mw_srec {
@@ -147,6 +148,45 @@ struct mw_heapfree {
 	uint64_t free_resident;	/* resident whole pages inside them */
 	uint64_t trim_resident;	/* ... of which malloc_trim(0) gives back */
 	uint64_t walk_ns;	/* how long the walk took */
+};
+
+/*
+ * GPU memory a DRM driver reports for one client (an open /dev/dri or
+ * /dev/accel node) in /proc/PID/fdinfo (Documentation/gpu/drm-usage-
+ * stats.rst): per memory region ("system0", "vram0", "gtt", ...) the
+ * drm-total-, drm-shared-, drm-resident-, drm-purgeable- and drm-active-
+ * keys, in bytes (amdgpu's older drm-memory-REGION is resident).
+ */
+#define MW_DRM_NAME	32
+#define MW_DRM_REGIONS	8
+
+enum mw_drm_stat {
+	MW_DRM_TOTAL, MW_DRM_SHARED, MW_DRM_RESIDENT, MW_DRM_PURGEABLE, MW_DRM_ACTIVE,
+	MW_DRM_NSTAT
+};
+
+struct mw_drm_region {
+	char name[MW_DRM_NAME];
+	uint64_t v[MW_DRM_NSTAT];	/* bytes */
+	uint32_t have;			/* bit (1 << enum mw_drm_stat): printed */
+	uint32_t pad;
+};
+
+struct mw_drm_client {
+	char driver[MW_DRM_NAME];	/* drm-driver */
+	char pdev[MW_DRM_NAME];		/* drm-pdev, or "" */
+	uint64_t client_id;		/* drm-client-id */
+	uint32_t nregions;
+	uint32_t regions_more;		/* past MW_DRM_REGIONS: not kept */
+	struct mw_drm_region r[MW_DRM_REGIONS];
+};
+
+/* Read at the end measure: every DRM client the process has open, each once
+ * however many descriptors share it. */
+struct mw_drm_mem {
+	uint32_t pid;
+	uint32_t nclients;
+	struct mw_drm_client c[];
 };
 
 /*

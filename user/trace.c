@@ -23,6 +23,7 @@
 
 #include "capture/capture.h"
 #include "capture/control.h"
+#include "capture/drmfdinfo.h"
 #include "capture/heapwalk.h"
 #include "capture/heapwarm.h"
 #include "capture/launch.h"
@@ -96,6 +97,16 @@ static int feed_seed_until(struct session *s, enum mw_seed_mode mode, uint64_t u
 	}
 	feed(s, &(struct mw_srec){ .kind = MW_S_SEED, .len = len, .data = seed });
 	free(seed);
+	/* With the end measure: GPU memory its DRM drivers report. */
+	if (mode == MW_SEED_MEASURE) {
+		size_t dlen;
+		struct mw_drm_mem *drm = drm_read_clients(s->pid, MW_DRM_CLIENTS, &dlen);
+
+		if (drm)
+			feed(s, &(struct mw_srec){ .kind = MW_S_DRM, .len = (uint32_t)dlen,
+						   .data = drm });
+		free(drm);
+	}
 	return 0;
 }
 

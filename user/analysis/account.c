@@ -50,6 +50,7 @@ void account_free(struct mw_account *a)
 	hists_free(&a->hists);
 	callsites_free(&a->sites);
 	phases_free(&a->phases);
+	free(a->drm);
 	free(a->marknames);
 	free(a->spread.v);
 	free(a->spread.w);
@@ -1054,6 +1055,26 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 	case MW_S_REMEASURE:
 		if (r->len >= sizeof(struct mw_remeasure))
 			account_remeasure(a);
+		break;
+	case MW_S_DRM:
+		if (r->len >= sizeof(struct mw_drm_mem)) {
+			const struct mw_drm_mem *d = r->data;
+			size_t n = MW_MIN((size_t)d->nclients,
+					  (r->len - sizeof(*d)) / sizeof(d->c[0]));
+
+			free(a->drm);
+			a->drm = n ? mw_xcalloc(n, sizeof(*a->drm)) : NULL;
+			a->ndrm = n;
+			for (size_t i = 0; i < n; i++) {
+				a->drm[i] = d->c[i];
+				/* A damaged record: names end, counts stay in range. */
+				a->drm[i].driver[MW_DRM_NAME - 1] = 0;
+				a->drm[i].pdev[MW_DRM_NAME - 1] = 0;
+				a->drm[i].nregions = MW_MIN(a->drm[i].nregions, MW_DRM_REGIONS);
+				for (size_t k = 0; k < MW_DRM_REGIONS; k++)
+					a->drm[i].r[k].name[MW_DRM_NAME - 1] = 0;
+			}
+		}
 		break;
 	case MW_S_HEAPFREE:
 		if (r->len >= sizeof(struct mw_heapfree)) {

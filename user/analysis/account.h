@@ -23,6 +23,8 @@ struct mw_account {
 	struct mw_model model;
 
 	struct mw_proc kstate;	/* last kernel aggregate (totals) */
+	struct mw_drm_client *drm;	/* GPU memory at the end measure */
+	size_t ndrm;
 	bool have_kstate;
 	uint64_t stats[MW_NR_STATS];	/* host-wide, from the kernel */
 

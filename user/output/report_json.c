@@ -186,6 +186,50 @@ static json_t *arenas_json(const struct mw_phase *p)
 			 "arenas", v);
 }
 
+static const char *const drm_stat_keys[MW_DRM_NSTAT] = {
+	[MW_DRM_TOTAL] = "total_bytes", [MW_DRM_SHARED] = "shared_bytes",
+	[MW_DRM_RESIDENT] = "resident_bytes", [MW_DRM_PURGEABLE] = "purgeable_bytes",
+	[MW_DRM_ACTIVE] = "active_bytes",
+};
+
+/* GPU memory the process's DRM clients report (fdinfo, at the end measure),
+ * each key as the driver printed it; null where it has none open. */
+static json_t *gpu_json(const struct mw_account *a)
+{
+	uint64_t sum[MW_DRM_NSTAT] = { 0 };
+	json_t *v, *o;
+
+	if (!a->ndrm)
+		return json_null();
+	v = json_array();
+	for (size_t i = 0; i < a->ndrm; i++) {
+		const struct mw_drm_client *c = &a->drm[i];
+		json_t *regions = json_object();
+
+		for (uint32_t k = 0; k < c->nregions; k++) {
+			json_t *r = json_object();
+
+			for (int st = 0; st < MW_DRM_NSTAT; st++) {
+				if (!(c->r[k].have & (1u << st)))
+					continue;
+				json_object_set_new(r, drm_stat_keys[st],
+						    json_integer((json_int_t)c->r[k].v[st]));
+				sum[st] += c->r[k].v[st];
+			}
+			/* A key must be UTF-8: a damaged name is dropped. */
+			json_object_set_new(regions, c->r[k].name, r);
+		}
+		json_array_append_new(v, json_pack("{s:o, s:o, s:I, s:o, s:I}",
+			"driver", jstr(c->driver), "pdev", c->pdev[0] ? jstr(c->pdev) : json_null(),
+			"client_id", (json_int_t)c->client_id, "regions", regions,
+			"regions_more", (json_int_t)c->regions_more));
+	}
+	o = json_pack("{s:s, s:o}", "source", "drm fdinfo", "clients", v);
+	for (int st = 0; st < MW_DRM_NSTAT; st++)
+		json_object_set_new(o, drm_stat_keys[st], json_integer((json_int_t)sum[st]));
+	return o;
+}
+
 static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
 {
 	json_t *top = json_array();
@@ -521,6 +565,7 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	json_object_set_new(o, "iterations", iterations_json(a));
 	json_object_set_new(o, "histograms", report_json_hists(a));
 	json_object_set_new(o, "observer", observer_json(a));
+	json_object_set_new(o, "gpu", gpu_json(a));
 	if (callsites_any(&a->sites))
 		json_object_set_new(o, "stacks", report_json_stacks(a));
 	json_object_set_new(o, "diagnostics", diagnostics_json(a));

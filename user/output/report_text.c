@@ -103,6 +103,33 @@ static void fkinds_label(FILE *f, const char *indent, const char *label, struct 
 	fputc('\n', f);
 }
 
+/* What the DRM drivers report for the process's clients at the end. */
+static void gpu(FILE *f, const struct mw_account *a)
+{
+	static const char *const words[MW_DRM_NSTAT] = {
+		[MW_DRM_TOTAL] = "total", [MW_DRM_SHARED] = "shared",
+		[MW_DRM_RESIDENT] = "resident", [MW_DRM_PURGEABLE] = "purgeable",
+		[MW_DRM_ACTIVE] = "active",
+	};
+	char b[32];
+
+	for (size_t i = 0; i < a->ndrm; i++) {
+		const struct mw_drm_client *c = &a->drm[i];
+
+		fprintf(f, "  %-16s %s%s%s client %llu%s\n", i ? "" : "GPU (DRM)", c->driver,
+			c->pdev[0] ? " " : "", c->pdev, (unsigned long long)c->client_id,
+			c->nregions ? "" : ": no memory keys");
+		for (uint32_t k = 0; k < c->nregions; k++) {
+			fprintf(f, "    %-14s", c->r[k].name);
+			for (int st = 0; st < MW_DRM_NSTAT; st++)
+				if (c->r[k].have & (1u << st))
+					fprintf(f, " %s %s", words[st],
+						mw_human((int64_t)c->r[k].v[st], b, sizeof(b)));
+			fputc('\n', f);
+		}
+	}
+}
+
 static void totals(FILE *f, const struct mw_account *a)
 {
 	const struct mw_proc *k = &a->kstate;
@@ -127,6 +154,7 @@ static void totals(FILE *f, const struct mw_account *a)
 		(unsigned long long)(k->faults + k->kfaults), (unsigned long long)k->faults,
 		(unsigned long long)k->kfaults);
 	fkinds_label(f, "    ", "by kind:", mw_fk_of(k->faults + k->kfaults, (const int64_t *)k->fk));
+	gpu(f, a);
 	fprintf(f, "  %-16s %12llu calls, VM mapped %s\n", "mmap",
 		(unsigned long long)k->calls[MW_OP_MMAP], mw_human(k->mapped_bytes, b1, sizeof(b1)));
 	fprintf(f, "  %-16s %12llu calls, VM unmapped %s\n", "munmap",

@@ -12,6 +12,10 @@
  *   "ring"    an io_uring of 64 entries, its SQ ring, CQ ring and SQE array
  *             mapped (6.x: vm_insert_pages; before 6.5 remap_pfn_range:
  *             VM_PFNMAP), and 1 MiB of anonymous memory mlock()ed;
+ *   "drm"     where a vgem node exists (modprobe vgem): an 8 MiB dumb
+ *             buffer mapped through the node and half written (GEM shmem:
+ *             vmf_insert_pfn, VM_PFNMAP, no RSS), exported as a dma-buf and
+ *             mapped through that too;
  *   "unmap"   the BPF array unmapped.
  * Then "final".  Needs CAP_BPF (root) for the array; without it (or
  * without io_uring) that part is skipped and its checkpoint says so in the
@@ -21,9 +25,12 @@
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/io_uring.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,6 +51,88 @@ static int bpf_mmapable_array(size_t bytes)
 	a.max_entries = (unsigned int)(bytes / 8);
 	a.map_flags = BPF_F_MMAPABLE;
 	return (int)syscall(__NR_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+}
+
+/* The few DRM ioctls used, as include/uapi/drm/drm.h and drm_mode.h define
+ * them (a stable ABI; no libdrm headers needed). */
+struct mw_drm_version {
+	int major, minor, patchlevel;
+	size_t name_len;
+	char *name;
+	size_t date_len;
+	char *date;
+	size_t desc_len;
+	char *desc;
+};
+
+struct mw_drm_create_dumb {
+	uint32_t height, width, bpp, flags, handle, pitch;
+	uint64_t size;
+};
+
+struct mw_drm_map_dumb {
+	uint32_t handle, pad;
+	uint64_t offset;
+};
+
+struct mw_drm_prime {
+	uint32_t handle, flags;
+	int32_t fd;
+};
+
+#define MW_DRM_IOCTL_VERSION		_IOWR('d', 0x00, struct mw_drm_version)
+#define MW_DRM_IOCTL_PRIME_HANDLE_TO_FD	_IOWR('d', 0x2d, struct mw_drm_prime)
+#define MW_DRM_IOCTL_MODE_CREATE_DUMB	_IOWR('d', 0xb2, struct mw_drm_create_dumb)
+#define MW_DRM_IOCTL_MODE_MAP_DUMB	_IOWR('d', 0xb3, struct mw_drm_map_dumb)
+#define DUMB_SZ				MIB(8)
+
+/* A vgem node, opened, or -1. */
+static int open_vgem(void)
+{
+	for (int i = 0; i < 8; i++) {
+		struct mw_drm_version v = { 0 };
+		char path[32], name[16] = "";
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		v.name = name;
+		v.name_len = sizeof(name) - 1;
+		if (!ioctl(fd, MW_DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/* An 8 MiB dumb buffer mapped through the node and through its dma-buf;
+ * false where there is no vgem or it refuses. */
+static bool map_vgem(void)
+{
+	struct mw_drm_create_dumb cd = { .height = DUMB_SZ / 4096, .width = 1024, .bpp = 32 };
+	struct mw_drm_map_dumb md = { 0 };
+	struct mw_drm_prime pr = { .flags = O_CLOEXEC | O_RDWR };
+	int fd = open_vgem();
+	char *p;
+
+	if (fd < 0 || ioctl(fd, MW_DRM_IOCTL_MODE_CREATE_DUMB, &cd))
+		return false;
+	md.handle = pr.handle = cd.handle;
+	if (ioctl(fd, MW_DRM_IOCTL_MODE_MAP_DUMB, &md))
+		return false;
+	p = mmap(NULL, cd.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)md.offset);
+	if (p == MAP_FAILED)
+		die("mmap of the vgem buffer");
+	touch(p, cd.size / 2);
+	if (ioctl(fd, MW_DRM_IOCTL_PRIME_HANDLE_TO_FD, &pr))
+		return true;
+	p = mmap(NULL, cd.size, PROT_READ | PROT_WRITE, MAP_SHARED, pr.fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap of the vgem dma-buf");
+	read_pages(p, cd.size / 4);
+	return true;
 }
 
 static void note_skipped(const char *what)
@@ -106,6 +195,11 @@ int main(int argc, char **argv)
 	locked = map_anon(MIB(1));
 	if (mlock(locked, MIB(1)))
 		die("mlock");
+
+	ckpt("drm");
+	MEMWATCH_PHASE("drm");
+	if (!map_vgem())
+		note_skipped("drm");
 
 	ckpt("unmap");
 	MEMWATCH_PHASE("unmap");

@@ -38,6 +38,39 @@ def device_vm(path):
     return sum(v["end"] - v["start"] for v in device_vmas(path))
 
 
+def window_case(c, mw, wl, tmp):
+    """devmaps iters: the first of 6 iterations maps a 16 MiB BPF array
+    (and, where vgem is, an 8 MiB buffer); the finding
+    first_iteration_device_window names them with the device VM that smaps
+    shows born between the checkpoints "it1" and "it2", and no later
+    iteration maps more."""
+    ck = os.path.join(tmp, "ckw")
+    os.mkdir(ck)
+    out = os.path.join(tmp, "w.json")
+    p = subprocess.run([mw, "-q", "-j", out, "--", os.path.join(wl, "devmaps"), "iters"],
+                       env=dict(os.environ, MW_CKPT_DIR=ck), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    if not c.eq(p.returncode, 0, "window: memwatch exit status"):
+        return
+    s = json.loads(open(out).readlines()[-1])
+    f = [x for x in s["findings"] if x["kind"] == "first_iteration_device_window"]
+    if not c.eq(len(f), 1, f"window: a first_iteration_device_window finding "
+                f"({[x['kind'] for x in s['findings']]})"):
+        return
+    f = f[0]
+    born = {v["start"]: v for v in device_vmas(os.path.join(ck, "it2.smaps"))}
+    for v in device_vmas(os.path.join(ck, "it1.smaps")):
+        born.pop(v["start"], None)
+    c.eq(f["numbers"]["first_device_vm_bytes"], sum(v["end"] - v["start"] for v in born.values()),
+         "window: first_device_vm_bytes (device VMAs in smaps at it2, not at it1)")
+    c.eq(f["numbers"]["later_device_vm_bytes"], 0, "window: the later iterations map none")
+    c.eq({int(m["start"], 16): m["value"] for m in f["mappings"]},
+         {st: v["end"] - v["start"] for st, v in born.items()},
+         "window: it names each of them with its size")
+    c.check("reuse" in f["summary"] and "device memory" in f["summary"],
+            f"window: the summary ({f['summary'][:100]})")
+
+
 def run(c, mw, wl):
     # vgem: in the kernel matrix's guests (this machine loads no modules).
     subprocess.run(["modprobe", "vgem"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -104,3 +137,4 @@ def run(c, mw, wl):
                 f"devmaps: [vvar] (VM_PFNMAP too) stays vvar ({[m['kind'] for m in vvar]})")
         line = [x for x in text.splitlines() if x.strip().startswith("device ")]
         c.check(len(line) == 1, f"devmaps: the text report's device VM line ({line})")
+        window_case(c, mw, wl, tmp)

@@ -88,6 +88,10 @@ static struct mw_mapping *made(uint64_t start, uint64_t size, enum mw_kind kind,
 		mp->path = mw_xstrdup("/usr/lib/x86_64-linux-gnu/libmodel.so");
 	} else if (kind == MW_K_SHMEM) {
 		mp->flags |= MW_VM_MAYSHARE | MW_VM_SHARED;
+	} else if (kind == MW_K_DEVICE) {
+		mp->flags |= MW_VM_MAYSHARE | MW_VM_SHARED | MW_VM_PFNMAP | MW_VM_IO;
+		mp->has_file = true;
+		mp->path = mw_xstrdup("/dev/dri/renderD128");
 	} else if (kind == MW_K_HEAP) {
 		uint64_t lo = A.model.start_brk ? MW_MIN(A.model.start_brk, start) : start;
 
@@ -333,6 +337,51 @@ static void first_touch_run(uint64_t first_faults, int64_t first_rss)
 		}
 	}
 	finish();
+}
+
+/* A 192 MiB window of device memory (no RSS) mapped by the first of 12
+ * iterations: named as the device's, reused or mapped again. */
+TEST(device_window)
+{
+	const struct mw_finding *f;
+
+	for (int again = 0; again < 2; again++) {
+		begin();
+		for (int i = 0; i < 12; i++) {
+			mark(MW_MARK_ITER, "");
+			tick(2);
+			if (!i)
+				made(0x7f0000000000ull, 192 * MiB, MW_K_DEVICE, 0);
+			if (again && i == 5)
+				made(0x7f1000000000ull, 2 * MiB, MW_K_DEVICE, 0);
+		}
+		finish();
+		compute();
+		CHECK(find(MW_F_FIRST_TOUCH) == NULL);	/* no faults, no RSS */
+		f = find(MW_F_DEVICE_WINDOW);
+		if (CHECK(f != NULL)) {
+			CHECK_EQ_INT(num(f, "first_device_vm_bytes"), 192 * MiB);
+			CHECK_EQ_INT(num(f, "later_device_vm_bytes"), again ? 2 * MiB : 0);
+			CHECK(f->nmaps == 1 && f->maps[0].value == 192 * MiB);
+			CHECK(strstr(f->summary, "192.0 MiB of device memory") != NULL);
+			CHECK(strstr(f->summary, "pfn_io, /dev/dri/renderD128") != NULL);
+			CHECK(strstr(f->summary, again ? "map more beside: 2.0 MiB more" :
+						 "reuse") != NULL);
+		}
+		end();
+	}
+	/* Under first-bytes: nothing. */
+	begin();
+	for (int i = 0; i < 4; i++) {
+		mark(MW_MARK_ITER, "");
+		tick(2);
+		if (!i)
+			made(0x7f0000000000ull, 1 * MiB, MW_K_DEVICE, 0);
+	}
+	finish();
+	compute();
+	CHECK(find(MW_F_DEVICE_WINDOW) == NULL);
+	end();
 }
 
 TEST(first_touch)
@@ -965,6 +1014,7 @@ int main(void)
 	RUN(churn_thresholds);
 	RUN(churn_flat);
 	RUN(first_touch);
+	RUN(device_window);
 	RUN(kept_heap);
 	RUN(kept_sized_by_malloc);
 	RUN(kept_trimmed_and_no_release);

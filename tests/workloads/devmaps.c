@@ -4,7 +4,7 @@
  * here has without a device: the kernel inserts the pages itself
  * (VM_MIXEDMAP), and counts them in RSS when it does, before any touch.
  *
- * usage: devmaps
+ * usage: devmaps [iters]
  *
  * Phases (USDT, each right after the checkpoint of the same name):
  *   "bpfmap"  a BPF array of 4 MiB created BPF_F_MMAPABLE and mapped
@@ -17,7 +17,10 @@
  *             vmf_insert_pfn, VM_PFNMAP, no RSS), exported as a dma-buf and
  *             mapped through that too;
  *   "unmap"   the BPF array unmapped.
- * Then "final".  Needs CAP_BPF (root) for the array; without it (or
+ * Then "final".  iters: 6 iterations (USDT, checkpoint "it<k>" before
+ * each), the first of which maps a 16 MiB BPF array and, where vgem is,
+ * an 8 MiB dumb buffer (its "window"); each iteration writes a page of
+ * each.  Needs CAP_BPF (root) for the array; without it (or
  * without io_uring) that part is skipped and its checkpoint says so in the
  * file "skipped".
  */
@@ -152,6 +155,35 @@ static void note_skipped(const char *what)
 	}
 }
 
+static int iters(void)
+{
+	static const char *const names[] = { "it1", "it2", "it3", "it4", "it5", "it6" };
+	char *window = NULL;
+
+	for (int k = 0; k < 6; k++) {
+		ckpt(names[k]);
+		MEMWATCH_ITER();
+		if (!k) {
+			int fd = bpf_mmapable_array(4 * ARRAY_SZ);
+
+			if (fd < 0) {
+				note_skipped("bpfmap");
+			} else {
+				window = mmap(NULL, 4 * ARRAY_SZ, PROT_READ | PROT_WRITE, MAP_SHARED,
+					      fd, 0);
+				if (window == MAP_FAILED)
+					die("mmap of the BPF array");
+			}
+			if (!map_vgem())
+				note_skipped("drm");
+		}
+		if (window)
+			window[(size_t)k * 4096] = (char)k;
+		sleep_ms(2);
+	}
+	ckpt_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	struct io_uring_params p;
@@ -159,6 +191,8 @@ int main(int argc, char **argv)
 	int fd, ring;
 
 	ckpt_init(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], "iters"))
+		return iters();
 
 	ckpt("bpfmap");
 	MEMWATCH_PHASE("bpfmap");

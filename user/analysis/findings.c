@@ -80,6 +80,7 @@ static const char *const kind_names[MW_NR_FINDING_KINDS] = {
 	[MW_F_HOST_EXIT_PEAK] = "host_exit_peak",
 	[MW_F_PHASE_CHURN] = "phase_churn",
 	[MW_F_COW] = "steady_state_copy_on_write",
+	[MW_F_DEVICE_WINDOW] = "first_iteration_device_window",
 };
 
 const char *finding_kind_name(enum mw_finding_kind k)
@@ -985,6 +986,7 @@ void findings_compute(const struct mw_account *a, const struct mw_find_opts *o,
 	find_leak(a, o, out);
 	find_churn(a, o, out);
 	find_first_touch(a, o, out);
+	find_device_window(a, o, out);
 	find_phase_churn(a, o, out);
 	find_cow(a, o, out);
 	find_kept(a, o, out);

@@ -36,6 +36,7 @@ enum mw_finding_kind {
 	MW_F_HOST_EXIT_PEAK,	/* -a: an exit whose peak was far above its end */
 	MW_F_PHASE_CHURN,	/* a phase ends flat, paid with map/unmap/faults */
 	MW_F_COW,		/* steady iterations copy pages shared with a fork */
+	MW_F_DEVICE_WINDOW,	/* the first iteration maps device memory */
 	MW_NR_FINDING_KINDS,
 };
 

@@ -68,6 +68,8 @@ void find_cow(const struct mw_account *a, const struct mw_find_opts *o,
 	      struct mw_findings *out);
 void find_phase_churn(const struct mw_account *a, const struct mw_find_opts *o,
 		      struct mw_findings *out);
+void find_device_window(const struct mw_account *a, const struct mw_find_opts *o,
+			struct mw_findings *out);
 void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 		      struct mw_findings *out);
 void find_leak(const struct mw_account *a, const struct mw_find_opts *o,

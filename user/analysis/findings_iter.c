@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/classify.h"
 #include "analysis/faultkind.h"
 #include "analysis/findings_impl.h"
 #include "analysis/phase.h"
@@ -476,6 +477,73 @@ void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 	fi_sites(f, a, &acc, NULL);
 	f->remedy = fi_printf("if the first request's latency matters, fault these in at start-up: "
 			    "MAP_POPULATE, madvise(MADV_POPULATE_WRITE), or a warm-up iteration");
+}
+
+/* ---- a device window the first iteration maps --------------------------------- */
+
+/*
+ * The seed question "why does the first inference map 195 MB more than the
+ * second?": where the answer is the accelerator's window, say so.  Device
+ * memory mapped in the first iteration (born there, alive past it) and
+ * at least first-bytes of it; PFN maps hold no RSS, so no fault-based
+ * finding would name them.  The steady iterations' own device mappings
+ * are counted beside it: reused or mapped again.
+ */
+void find_device_window(const struct mw_account *a, const struct mw_find_opts *o,
+			struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	int64_t first = 0, later = 0;
+	struct sites acc = { 0 };
+	struct mw_mapping **all;
+	struct mw_finding *f;
+	struct took *v;
+	size_t n = 0, nall;
+	char b[2][32];
+
+	if (ph->nit < 2)
+		return;
+	all = fi_all_mappings(&a->model, &nall);
+	v = mw_xcalloc(nall + 1, sizeof(*v));
+	for (size_t i = 0; i < nall; i++) {
+		const struct mw_mapping *mp = all[i];
+		int64_t vm = (int64_t)(mp->end - mp->start);
+
+		if (mp->kind != MW_K_DEVICE || !mp->born_iter)
+			continue;
+		if (mp->born_iter >= 2) {
+			later += vm;
+			continue;
+		}
+		if (mp->unmapped && mp->died_ns <= ph->it[0].end.ts)
+			continue;
+		v[n++] = (struct took){ mp, vm };
+		first += vm;
+		fi_sites_add(&acc, mp->stack, vm, (uint64_t)vm);
+	}
+	if (first < o->t[MW_T_FIRST_BYTES]) {
+		free(v);
+		return;
+	}
+	fi_sort(v, n, sizeof(*v), fi_took_cmp);
+	f = fi_new(out, MW_F_DEVICE_WINDOW, MW_SEV_INFO);
+	f->summary = fi_printf("the first iteration mapped %s of device memory in %zu mapping%s "
+			     "(the largest %s, %s) that the %zu later iteration%s %s%s%s",
+			     fi_hum(first, b[0]), n, n == 1 ? "" : "s",
+			     mw_device_kind(v[0].mp), v[0].mp->path ? v[0].mp->path : "no file",
+			     ph->nit - 1, ph->nit == 2 ? "" : "s",
+			     later ? "map more beside: " : "reuse",
+			     later ? fi_hum(later, b[1]) : "", later ? " more" : "");
+	fi_num(f, "first_device_vm_bytes", first);
+	fi_num(f, "later_device_vm_bytes", later);
+	fi_num(f, "device_mappings", (int64_t)n);
+	for (size_t i = 0; i < n; i++)
+		fi_map(f, a, v[i].mp, v[i].bytes, "device_vm_bytes", v[i].mp->stack);
+	free(v);
+	fi_sites(f, a, &acc, NULL);
+	f->remedy = fi_printf("device memory is the accelerator's to size: a window mapped by "
+			    "page frame holds VM, not RSS; if the first request's latency "
+			    "matters, create it at start-up (a warm-up inference)");
 }
 
 /* ---- leak --------------------------------------------------------------------- */

@@ -57,6 +57,8 @@ void fi_sites_add(struct sites *s, uint32_t stack, int64_t value, uint64_t size)
 size_t fi_sites(struct mw_finding *f, const struct mw_account *a, struct sites *acc,
 		uint64_t *glibc_max);
 int fi_took_cmp(const void *x, const void *y);
+/* s contains w, in any case (NULL s: no). */
+bool fi_has_word(const char *s, const char *w);
 /* Every mapping, live in address order then the unmapped, in an array the
  * next call reuses (the detectors run one at a time, at report time). */
 struct mw_mapping **fi_all_mappings(const struct mw_model *m, size_t *n);
@@ -74,5 +76,13 @@ void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 		      struct mw_findings *out);
 void find_leak(const struct mw_account *a, const struct mw_find_opts *o,
 	       struct mw_findings *out);
+
+/* The detectors of findings_maps.c. */
+void find_kept(const struct mw_account *a, const struct mw_find_opts *o,
+	       struct mw_findings *out);
+void find_sparse(const struct mw_account *a, const struct mw_find_opts *o,
+		 struct mw_findings *out);
+void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
+		struct mw_findings *out);
 
 #endif /* MW_FINDINGS_IMPL_H */

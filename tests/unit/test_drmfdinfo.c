@@ -140,6 +140,7 @@ TEST(not_drm_and_malformed)
 		"drm-driver: x\ndrm-total-vram0: 1 KiB extra\n",
 		"drm-driver: x\ndrm-client-id: -1\n",
 	};
+	static const char nul[] = "drm-driver: x\ndrm-memory-\0\0gtt: 4 KiB\n";
 	struct mw_drm_client c;
 
 	CHECK_EQ_INT(parse("pos: 0\nflags: 02\nmnt_id: 15\nino: 1\neventfd-count: 0\n", &c),
@@ -151,6 +152,11 @@ TEST(not_drm_and_malformed)
 		if (!CHECK_EQ_INT(parse(bad[i], &c), -EINVAL))
 			fprintf(stderr, "  %s", bad[i]);
 		CHECK_STR(c.driver, "");
+	}
+	/* A region name with a NUL in it (found by fuzz_drm_fdinfo). */
+	if (CHECK_EQ_INT(drm_fdinfo_parse(nul, sizeof(nul) - 1, &c), 0)) {
+		CHECK_EQ_U64(c.nregions, 1);
+		CHECK_STR(c.r[0].name, "??gtt");
 	}
 	/* No newline at the end; a name with a control character. */
 	if (CHECK_EQ_INT(parse("drm-driver: a\x01z\ndrm-total-r: 1 GiB", &c), 0)) {

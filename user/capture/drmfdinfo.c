@@ -71,16 +71,26 @@ static void copy_str(char *dst, size_t cap, const char *p, const char *end)
 			dst[i] = '?';
 }
 
+/* The region called name[0..len): control bytes (a NUL too) read '?'. */
 static struct mw_drm_region *region(struct mw_drm_client *c, const char *name, size_t len)
 {
-	for (uint32_t i = 0; i < c->nregions; i++)
-		if (strlen(c->r[i].name) == len && !memcmp(c->r[i].name, name, len))
-			return &c->r[i];
-	if (c->nregions == MW_DRM_REGIONS || len >= MW_DRM_NAME) {
+	char clean[MW_DRM_NAME];
+
+	if (len >= MW_DRM_NAME) {
 		c->regions_more++;
 		return NULL;
 	}
-	memcpy(c->r[c->nregions].name, name, len);
+	for (size_t i = 0; i < len; i++)
+		clean[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
+	clean[len] = 0;
+	for (uint32_t i = 0; i < c->nregions; i++)
+		if (!strcmp(c->r[i].name, clean))
+			return &c->r[i];
+	if (c->nregions == MW_DRM_REGIONS) {
+		c->regions_more++;
+		return NULL;
+	}
+	memcpy(c->r[c->nregions].name, clean, len + 1);
 	return &c->r[c->nregions++];
 }
 

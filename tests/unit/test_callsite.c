@@ -450,6 +450,27 @@ TEST(idmap_basics)
 	CHECK(!idmap_get(&m, 0x1000, &v));
 }
 
+/* Keys of small words do not collide: every pair (h, v) in [0, 512)^2
+ * mixes to a different key (the old combiner gave mix(6, 1080) ==
+ * mix(23, 5), and a Python frame took another's name). */
+TEST(mix64_small_words)
+{
+	struct mw_idmap m = { 0 };
+	uint32_t v = 0, clashes = 0;
+
+	CHECK(mw_mix64(6, 1080) != mw_mix64(23, 5));
+	for (uint64_t h = 0; h < 512; h++)
+		for (uint64_t w = 0; w < 512; w++) {
+			uint64_t k = mw_mix64(h, w);
+
+			clashes += idmap_get(&m, k, &v) || !k;
+			idmap_put(&m, k, (uint32_t)(h << 16 | w));
+		}
+	CHECK_EQ_U64(clashes, 0);
+	CHECK_EQ_U64(m.n, 512 * 512);
+	idmap_free(&m);
+}
+
 /* An MW_S_FRAMES record (capture's unwind of the copy) ahead of a stack. */
 static void feed_frames(struct mw_account *a, uint32_t seq, const uint64_t *ips, uint32_t nr,
 			uint16_t flags)
@@ -567,5 +588,6 @@ int main(void)
 	RUN(python_frames_stand_for_eval_frames);
 	RUN(names_made_printable);
 	RUN(idmap_basics);
+	RUN(mix64_small_words);
 	return unit_done();
 }

@@ -338,7 +338,8 @@ void callsites_pystack(struct mw_callsites *cs, const void *data, uint32_t len)
 static uint32_t py_frame(struct mw_callsites *cs, const struct mw_pyframe *pf)
 {
 	const struct mw_pycode_ent *e = &cs->py.codes[pf->code];
-	uint64_t key = mw_mix64(pf->code + 1ull, (uint32_t)pf->line) ?: 1;
+	/* The code entry and the line, exactly: no hash to collide. */
+	uint64_t key = ((uint64_t)pf->code + 1) << 32 | (uint32_t)pf->line;
 	uint32_t idx;
 
 	if (idmap_get(&cs->py_frames, key, &idx))

@@ -549,14 +549,12 @@ static void walk_arenas(struct session *s)
 	const struct mw_phases *ph = &s->acct->phases;
 	const struct mw_mapping *mp;
 	struct hw_region *r;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 
 	drain(s, mw_now_ns() + MW_HEAPWALK_NS);
 	if (!s->alive || !ph->n || !findings_release_name(ph->v[ph->n - 1].name))
 		return;
-	model_for_each(mp, &s->acct->model)
-		cap++;
-	r = mw_xcalloc(cap + 1, sizeof(*r));
+	r = mw_xcalloc(s->acct->model.nlive + 1, sizeof(*r));
 	model_for_each(mp, &s->acct->model)
 		if (mp->kind == MW_K_HEAP || (mp->kind == MW_K_ANON && (mp->flags & MW_VM_WRITE)))
 			r[n++] = (struct hw_region){ mp->start, mp->end, mp->kind == MW_K_HEAP };

@@ -55,23 +55,25 @@ static int parse_size(const char *p, const char *end, uint64_t *out)
 	return 0;
 }
 
+/* n bytes of p into dst, ended: control bytes (a NUL too) read '?'. */
+static void copy_clean(char *dst, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i];
+	dst[n] = 0;
+}
+
+/* A value, blanks around it cut, into dst of cap bytes. */
 static void copy_str(char *dst, size_t cap, const char *p, const char *end)
 {
-	size_t n;
-
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
 	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
 		end--;
-	n = MW_MIN((size_t)(end - p), cap - 1);
-	memcpy(dst, p, n);
-	dst[n] = 0;
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)dst[i] < 0x20 || dst[i] == 0x7f)
-			dst[i] = '?';
+	copy_clean(dst, p, MW_MIN((size_t)(end - p), cap - 1));
 }
 
-/* The region called name[0..len): control bytes (a NUL too) read '?'. */
+/* The region called name[0..len), its name cleaned as copy_clean() does. */
 static struct mw_drm_region *region(struct mw_drm_client *c, const char *name, size_t len)
 {
 	char clean[MW_DRM_NAME];
@@ -80,9 +82,7 @@ static struct mw_drm_region *region(struct mw_drm_client *c, const char *name, s
 		c->regions_more++;
 		return NULL;
 	}
-	for (size_t i = 0; i < len; i++)
-		clean[i] = (unsigned char)name[i] < 0x20 || name[i] == 0x7f ? '?' : name[i];
-	clean[len] = 0;
+	copy_clean(clean, name, len);
 	for (uint32_t i = 0; i < c->nregions; i++)
 		if (!strcmp(c->r[i].name, clean))
 			return &c->r[i];

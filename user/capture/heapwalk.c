@@ -207,21 +207,6 @@ static int walk_chain(struct walk *w, uint64_t first, uint64_t end, bool main,
 	return w->err;
 }
 
-int heapwalk_chunks(const struct hw_mem *m, uint64_t first, uint64_t end, bool main,
-		    uint64_t deadline, struct hw_arena *out)
-{
-	struct walk *w = malloc(sizeof(*w));
-	int err;
-
-	if (!w)
-		return -ENOMEM;
-	err = walk_init(w, m, first, end, deadline);
-	if (!err)
-		err = walk_chain(w, first, end, main, out);
-	walk_free(w);
-	return err;
-}
-
 /*
  * Try each candidate first chunk in [from, to) (the guess first): the one
  * whose chain ends exactly at end.  A wrong start reads a size that is out
@@ -321,36 +306,14 @@ static int proc_read(void *ctx, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-#define PM_PRESENT	(1ull << 63)
-#define PM_CHUNK	4096
-
+/* Resident as the RSS counters have it (procfs: present, not a zero page),
+ * from the pagemap heapwalk_process() opened. */
 static int proc_resident(void *ctx, uint64_t start, uint64_t end, uint64_t *bits)
 {
 	const struct hw_proc *p = ctx;
-	uint64_t ps = (uint64_t)sysconf(_SC_PAGESIZE), first = start / ps, n = (end - start) / ps;
-	uint64_t *e = malloc(PM_CHUNK * sizeof(*e));
-	int fd = p->pagemap_fd >= 0 ? p->pagemap_fd : procfs_pagemap_open(p->pid), err = 0;
 
-	if (fd < 0 || !e) {
-		free(e);
-		return fd < 0 ? fd : -ENOMEM;
-	}
-	for (uint64_t i = 0; i < n && !err;) {
-		size_t want = (size_t)MW_MIN((uint64_t)PM_CHUNK, n - i) * sizeof(*e);
-		ssize_t got = pread(fd, e, want, (off_t)((first + i) * sizeof(*e)));
-
-		if (got <= 0 || got % sizeof(*e)) {
-			err = got < 0 ? -errno : -EIO;
-			break;
-		}
-		for (size_t j = 0; j < (size_t)got / sizeof(*e); j++, i++)
-			if (e[j] & PM_PRESENT)
-				bits[i / 64] |= 1ull << (i % 64);
-	}
-	free(e);
-	if (fd != p->pagemap_fd)
-		close(fd);
-	return err;
+	return p->pagemap_fd < 0 ? p->pagemap_fd :
+	       procfs_pagemap_resident_fd(p->pagemap_fd, start, end, bits);
 }
 
 static void walk_one(const struct hw_mem *mem, const struct hw_region *r, uint64_t at,

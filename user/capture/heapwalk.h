@@ -77,10 +77,6 @@ int heapwalk_main(const struct hw_mem *m, uint64_t start, uint64_t end,
  */
 int heapwalk_thread_heap(const struct hw_mem *m, uint64_t start, uint64_t len,
 			 uint64_t deadline, struct hw_arena *out);
-/* The chain of chunks from first to end itself (for the tests). */
-int heapwalk_chunks(const struct hw_mem *m, uint64_t first, uint64_t end, bool main,
-		    uint64_t deadline, struct hw_arena *out);
-
 /* A mapping of the process that may hold malloc's memory: the [heap], or
  * a writable anonymous mapping. */
 struct hw_region {

@@ -949,18 +949,47 @@ static bool pagemap_zero(uint64_t e)
 		       (huge_zero_pfn && pfn - huge_zero_pfn < pmd_pages));
 }
 
-static void pagemap_count(const uint64_t *e, size_t n, uint64_t *anon,
-			  uint64_t *file)
+/* A page the RSS counters and smaps count: present, not a zero page. */
+static bool pagemap_resident(uint64_t e)
 {
-	size_t i;
+	return (e & PM_PRESENT) && !pagemap_zero(e);
+}
 
-	for (i = 0; i < n; i++) {
-		if (!(e[i] & PM_PRESENT) || pagemap_zero(e[i]))
+/* What pagemap_walk() hands each run of entries to; pg: the first's page. */
+typedef void (*pagemap_fn)(const uint64_t *e, size_t n, uint64_t pg, void *ctx);
+
+struct pagemap_counts {
+	uint64_t anon, file;
+};
+
+static void pagemap_count(const uint64_t *e, size_t n, uint64_t pg, void *ctx)
+{
+	struct pagemap_counts *c = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!pagemap_resident(e[i]))
 			continue;
 		if (e[i] & PM_FILE)
-			(*file)++;
+			c->file++;
 		else
-			(*anon)++;
+			c->anon++;
+	}
+}
+
+struct pagemap_bits {
+	uint64_t first;		/* the page of bit 0 */
+	uint64_t *bits;
+};
+
+static void pagemap_mark(const uint64_t *e, size_t n, uint64_t pg, void *ctx)
+{
+	struct pagemap_bits *b = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = pg + i - b->first;
+
+		if (pagemap_resident(e[i]))
+			b->bits[k / 64] |= 1ull << (k % 64);
 	}
 }
 
@@ -971,7 +1000,7 @@ static void pagemap_count(const uint64_t *e, size_t n, uint64_t *anon,
  * which simply ends the walk.
  */
 static int pagemap_walk(int fd, uint64_t pg, uint64_t pg_end, uint64_t *e,
-			uint64_t *anon, uint64_t *file)
+			pagemap_fn fn, void *ctx)
 {
 	size_t want;
 	ssize_t r;
@@ -995,7 +1024,7 @@ static int pagemap_walk(int fd, uint64_t pg, uint64_t pg_end, uint64_t *e,
 			return -ESRCH;
 		}
 		want = (size_t)r / sizeof(*e);
-		pagemap_count(e, want, anon, file);
+		fn(e, want, pg, ctx);
 		pg += want;
 	}
 	return 0;
@@ -1015,7 +1044,8 @@ int procfs_pagemap_open(pid_t pid)
 int procfs_pagemap_rss_fd(int fd, uint64_t start, uint64_t end,
 			  uint64_t *anon_bytes, uint64_t *file_bytes)
 {
-	uint64_t anon = 0, file = 0, ps, *e;
+	struct pagemap_counts c = { 0 };
+	uint64_t ps, *e;
 	int err = 0;
 	long sz;
 
@@ -1032,13 +1062,33 @@ int procfs_pagemap_rss_fd(int fd, uint64_t start, uint64_t end,
 		return -ENOMEM;
 	if (start < end)
 		err = pagemap_walk(fd, start / ps, end / ps + (end % ps != 0),
-				   e, &anon, &file);
+				   e, pagemap_count, &c);
 	free(e);
 	if (err)
 		return err;
-	*anon_bytes = anon * ps;
-	*file_bytes = file * ps;
+	*anon_bytes = c.anon * ps;
+	*file_bytes = c.file * ps;
 	return 0;
+}
+
+int procfs_pagemap_resident_fd(int fd, uint64_t start, uint64_t end, uint64_t *bits)
+{
+	long sz = sysconf(_SC_PAGESIZE);
+	struct pagemap_bits b;
+	uint64_t ps, *e;
+	int err = 0;
+
+	if (sz <= 0)
+		return -EINVAL;
+	ps = (uint64_t)sz;
+	e = malloc(PAGEMAP_CHUNK * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	b = (struct pagemap_bits){ .first = start / ps, .bits = bits };
+	if (start < end)
+		err = pagemap_walk(fd, start / ps, end / ps + (end % ps != 0), e, pagemap_mark, &b);
+	free(e);
+	return err;
 }
 
 int procfs_pagemap_rss(pid_t pid, uint64_t start, uint64_t end,

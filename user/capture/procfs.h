@@ -107,6 +107,9 @@ int procfs_pagemap_rss(pid_t pid, uint64_t start, uint64_t end,
 int procfs_pagemap_open(pid_t pid);
 int procfs_pagemap_rss_fd(int fd, uint64_t start, uint64_t end,
 			  uint64_t *anon_bytes, uint64_t *file_bytes);
+/* Which pages of [start, end) those counts take as resident: bit i of
+ * bits (zeroed by the caller) for page start / page size + i. */
+int procfs_pagemap_resident_fd(int fd, uint64_t start, uint64_t end, uint64_t *bits);
 /*
  * Find the zero page's frame (and the huge zero page's) by reading one in
  * this process; call while CAP_SYS_ADMIN is there.  Afterwards the counts

@@ -32,7 +32,13 @@
  *              phase "trim" (marked through memwatch's socket, so that the
  *              program waits while memwatch walks the arenas): malloc_trim(0).
  *              Checkpoints "trim" before its marker and "trimmed" after
- *              malloc_trim: the RSS it gave back.
+ *              malloc_trim: the RSS it gave back.  THP is turned off for
+ *              the process (PR_SET_THP_DISABLE) just before the trim:
+ *              under THP "always" khugepaged (max_ptes_none 511) would
+ *              otherwise fill the trimmed holes with zeroed huge pages
+ *              again, sooner or later, and the RSS malloc_trim gave back
+ *              would depend on when it ran.  The arenas are walked
+ *              while still in huge pages.
  *   arenaskept the same to "release", then exits without trimming: memwatch
  *              walks the arenas while it holds the process at its exit.
  *   sparse     "mapped": a 128 MiB MAP_NORESERVE mapping (8 huge pages if
@@ -64,6 +70,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -257,6 +264,8 @@ static int arenas(int trim)
 		ckpt_exit(0);
 	if (memwatch_mark_phase("trim"))
 		die("memwatch_mark_phase: no answer");
+	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
+		die("prctl PR_SET_THP_DISABLE");
 	malloc_trim(0);
 	ckpt("trimmed");
 	ckpt_exit(0);

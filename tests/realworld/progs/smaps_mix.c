@@ -103,6 +103,9 @@ int main(int argc, char **argv)
 	if (mlock(locked, 4 * MIB))
 		perror("mlock");
 	onfault = map(2 * MIB, 0);
+	/* Under THP "always" the first touch would fault in a whole huge
+	 * page: locked on fault would be all 2 MiB. */
+	madvise(onfault, 2 * MIB, MADV_NOHUGEPAGE);
 	/* mlock2(MLOCK_ONFAULT): locks what is touched, populates nothing. */
 	if (syscall(SYS_mlock2, onfault, 2 * MIB, 1))
 		perror("mlock2");

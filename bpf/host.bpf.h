@@ -67,6 +67,8 @@ static __always_inline void host_fill(struct mw_host *h, struct mm_struct *mm)
 	h->mm_key = (__u64)mm;
 	h->total_vm = mm ? MW_LD(mm, total_vm) : 0;
 	h->vm_peak = h->total_vm;
+	h->locked = mm ? MW_LD(mm, locked_vm) : 0;
+	h->pinned = mm ? MW_LD(mm, pinned_vm.counter) : 0;
 	if (!o || !o->ready || !mm)
 		return;
 	for (__u32 m = 0; m < MW_NR_MEMBERS; m++)
@@ -193,13 +195,17 @@ static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 v
 /* After an address-space syscall: VM as the mm has it now. */
 static __always_inline void host_syscall(void)
 {
+	struct mm_struct *mm;
 	struct mw_host *h;
 	__u64 vm;
 
 	h = host_current(true);
 	if (!h)
 		return;
-	vm = MW_LD(task_mm(mw_current_task()), total_vm);
+	mm = task_mm(mw_current_task());
+	vm = MW_LD(mm, total_vm);
+	h->locked = MW_LD(mm, locked_vm);
+	h->pinned = MW_LD(mm, pinned_vm.counter);
 	if (vm > h->total_vm)
 		mw_add(&h->mapped_bytes, (vm - h->total_vm) << page_shift);
 	else

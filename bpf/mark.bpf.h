@@ -51,10 +51,13 @@ static __always_inline void emit_mark(struct mw_proc *p, __u32 tgid, __u32 kind,
 	m->unmapped_bytes = p->unmapped_bytes;
 	for (int i = 0; i < MW_FK_NR; i++)
 		m->fk[i] = p->fk[i];
+	m->pin = p->pin;
 	if (kind == MW_MARK_PHASE) {
 		/* Peaks of the phase that starts now start from here. */
 		p->phase_vm_peak = p->total_vm;
 		p->phase_rss_peak = p->rss[MW_FILE] + p->rss[MW_ANON] + p->rss[MW_SHMEM];
+		p->pin.locked_peak = p->pin.locked;
+		p->pin.pinned_peak = p->pin.pinned;
 	}
 	/* No structural sequence number: a marker changes no mapping, and the
 	 * loader's own (samples, 'memwatch mark') run on another CPU than the
@@ -82,6 +85,7 @@ static __always_inline void mark_here(__u32 kind, __u32 id, const char *name)
 		split_fault_over(tgid);
 	}
 	mm = current_mm();
+	proc_note_pin(p, BPF_CORE_READ(mm, locked_vm), BPF_CORE_READ(mm, pinned_vm.counter));
 	emit_mark(p, tgid, kind, id, name, true, BPF_CORE_READ(mm, total_vm));
 }
 
@@ -149,12 +153,16 @@ int BPF_USDT(usdt_iter)
 	return 0;
 }
 
-/* 'memwatch mark' and -i samples, run by the loader. */
+/* 'memwatch mark', -i samples and MW_MARK_NOTE, run by the loader. */
 static __always_inline void mark_loader(const struct mw_mark_args *args)
 {
 	struct mw_proc *p = proc_lookup(args->tgid);
 
-	if (p)
+	if (!p || (p->flags & MW_PROC_DEAD))
+		return;
+	if (args->locked != MW_PIN_UNKNOWN && args->pinned != MW_PIN_UNKNOWN)
+		proc_note_pin(p, args->locked, args->pinned);
+	if (args->kind != MW_MARK_NOTE)
 		emit_mark(p, args->tgid, args->kind, 0, args->name, false, 0);
 }
 

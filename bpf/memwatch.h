@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	7
+#define MW_ABI_VERSION	8
 
 #define MW_COMM_LEN	16
 #define MW_UPROBE_BANK	16	/* compat object: --phase-at/--iter specs (mark.bpf.h) */
@@ -230,6 +230,18 @@ struct mw_task_rec {
 };
 
 /*
+ * Locked and pinned memory, in pages: mm->locked_vm (VmLck: the size of
+ * the VM_LOCKED mappings, mlock and MAP_LOCKED) and mm->pinned_vm (VmPin:
+ * pages pinned long-term, io_uring's registered buffers, RDMA, VFIO).  The
+ * kernel keeps no peak of either: these are the highest values read at a
+ * traced call's exit or a marker.
+ */
+struct mw_pin {
+	__u64 locked, pinned;
+	__u64 locked_peak, pinned_peak;
+};
+
+/*
  * A marker: uprobe (--phase-at, --iter), USDT (include/memwatch.h) or
  * 'memwatch mark'.  It carries the process's exact totals at that instant and
  * the peaks since the previous phase marker; the attribution slots are
@@ -247,6 +259,8 @@ struct mw_mark_rec {
 	__u64 faults;		/* user + kernel faults so far */
 	__u64 mapped_bytes, unmapped_bytes;
 	__u64 fk[MW_FK_NR];	/* faults so far by kind (enum mw_fault_kind) */
+	struct mw_pin pin;	/* locked and pinned memory now, and their
+				 * peaks since the last phase mark */
 };
 
 /*
@@ -370,9 +384,15 @@ struct mw_pycode_rec {
 /* Context of the mark_syscall program (BPF_PROG_TEST_RUN from the loader). */
 struct mw_mark_args {
 	__u32 tgid;
-	__u32 kind;		/* enum mw_mark_kind */
+	__u32 kind;		/* enum mw_mark_kind, or MW_MARK_NOTE */
 	char name[MW_MARK_NAME_LEN];
+	/* VmLck and VmPin in pages as the loader read them from
+	 * /proc/PID/status just before (the program cannot read another
+	 * task's mm); MW_PIN_UNKNOWN: unread */
+	__u64 locked, pinned;
 };
+#define MW_MARK_NOTE	0	/* mark_args: note locked and pinned, emit nothing */
+#define MW_PIN_UNKNOWN	(~0ULL)
 
 /*
  * Per-CPU offsets (__per_cpu_offset[]), found without kallsyms: the loader
@@ -448,6 +468,8 @@ struct mw_proc {
 				 * know (reclaim, khugepaged, /proc/PID/mem):
 				 * the loader re-measures when this moves */
 	__u64 xol_start;	/* the kernel's [uprobes] page, once reported */
+	struct mw_pin pin;	/* VmLck, VmPin; peaks since the last phase mark */
+	__u64 locked_peak, pinned_peak;	/* pages, highest seen while traced */
 	struct mw_slot slots[MW_SLOTS];
 };
 
@@ -470,6 +492,7 @@ struct mw_host {
 	__u64 faults;		/* user faults and kernel faults on user memory */
 	__u64 mapped_bytes, unmapped_bytes;	/* VM growth and shrinkage seen */
 	__u64 first_ns;		/* when it joined */
+	__u64 locked, pinned;	/* pages: VmLck, VmPin at its last traced call */
 	char comm[MW_COMM_LEN];
 };
 

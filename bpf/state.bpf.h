@@ -357,6 +357,25 @@ static __always_inline void proc_note_vm(struct mw_proc *p, __u64 total_vm,
 		p->vm_peak = hiwater_vm;
 }
 
+/* Locked and pinned pages (struct mw_pin), as read from the mm. */
+static __always_inline void proc_note_pin(struct mw_proc *p, __u64 locked, __u64 pinned)
+{
+	p->pin.locked = locked;
+	p->pin.pinned = pinned;
+	if (locked > p->pin.locked_peak)
+		p->pin.locked_peak = locked;
+	if (pinned > p->pin.pinned_peak)
+		p->pin.pinned_peak = pinned;
+	if (locked > p->locked_peak)
+		p->locked_peak = locked;
+	if (pinned > p->pinned_peak)
+		p->pinned_peak = pinned;
+}
+
+/* mm->pinned_vm is an atomic64_t since "mm: make mm->pinned_vm an atomic64
+ * counter" (5.1), older than any kernel memwatch loads on (5.10). */
+#define MW_MM_PIN(mm)	MW_LD(mm, locked_vm), MW_LD(mm, pinned_vm.counter)
+
 /*
  * Attribution slots: a small two-way table in the process state, keyed by
  * VMA start.  Faults and RSS changes add to a slot; each structural record

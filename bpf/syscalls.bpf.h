@@ -274,6 +274,7 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	mm = task_mm(task);
 	total_vm = MW_LD(mm, total_vm);
 	proc_note_vm(p, total_vm, MW_LD(mm, hiwater_vm));
+	proc_note_pin(p, MW_MM_PIN(mm));
 	/* Bounded again at the use: 6.1's verifier loses the bound of a u32
 	 * spilled to the stack, and the compiler would drop a plain repeat. */
 	barrier_var(op);

@@ -581,6 +581,9 @@ static void catch_up(struct session *s)
 		drain(s, 0);
 	}
 	feed_seed(s, MW_SEED_MEASURE);	/* Pss, Locked, ...: as of now */
+	/* VmLck and VmPin as they end: calls memwatch does not trace move
+	 * them too (io_uring_register, mlockall, a driver's pin). */
+	capture_mark(s->cap, s->pid, MW_MARK_NOTE, NULL);
 }
 
 /* Files still mapped whose name is gone now show "(deleted)" in /proc. */

@@ -88,6 +88,8 @@ def check_exit(c, label, lines, pid, ck):
            tol(t["RssShmem"]) + status_slack(1))
     c.near(e["rss_peak_bytes"], t["VmHWM"], f"{label}: RSS peak (VmHWM)",
            tol(t["VmHWM"]) + status_slack(3))
+    c.eq((e["locked_bytes"], e["pinned_bytes"]), (t["VmLck"], t["VmPin"]),
+         f"{label}: VmLck and VmPin")
     c.eq(e.get("exit_status"), 0, f"{label}: exit status")
 
 
@@ -95,7 +97,8 @@ def all_case(c, mw, wl, tmp):
     """-a: workloads started after memwatch, short-lived ones, a fork+exec."""
     h = Host(mw, ["-a"], tmp)
     runs = []
-    for name in ("anon", "file", "shm", "threads", "forkexec"):
+    # devmaps: it ends with 1 MiB locked (VmLck)
+    for name in ("anon", "file", "shm", "threads", "forkexec", "devmaps"):
         p, ck = run_workload(wl, name, tmp)
         p.wait(timeout=120)
         runs.append((name, p.pid, ck))

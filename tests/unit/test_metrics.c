@@ -80,6 +80,8 @@ static void build(struct mw_hostview *v)
 		p->faults = 1000 + i;
 		p->mapped = (i + 1) * 2 * MiB;
 		p->unmapped = i * MiB;
+		p->locked = (uint64_t)(i % 3) * MiB;
+		p->pinned = (uint64_t)i * 4096;
 	}
 	/* i = 2: 4 * 2 % 9 + 1 = 9 MiB, the largest. */
 	memcpy(procs[2].comm, hostile_comm, sizeof(hostile_comm));
@@ -100,6 +102,8 @@ static void build(struct mw_hostview *v)
 		c->faults = 10 * i;
 		c->mapped = i * MiB;
 		c->unmapped = i * 4096;
+		c->locked = (uint64_t)i * MiB;
+		c->pinned = (uint64_t)(i % 2) * 4096;
 	}
 	cgroups[1].path = hostile_path;
 	cgroups[2].path = "/";
@@ -511,6 +515,7 @@ static void check_sums(size_t top_n)
 	static const int members[] = { MW_ANON, MW_FILE, MW_SHMEM };
 	struct mw_hostview v;
 	int64_t vm = 0, peak = 0, swap = 0, faults = 0, mapped = 0, unmapped = 0;
+	int64_t locked = 0, pinned = 0, clocked = 0, cpinned = 0;
 	int64_t cvm = 0, cswap = 0, cfaults = 0, cprocs = 0;
 	size_t n;
 	char *om;
@@ -524,8 +529,12 @@ static void check_sums(size_t top_n)
 		faults += procs[i].faults;
 		mapped += procs[i].mapped;
 		unmapped += procs[i].unmapped;
+		locked += procs[i].locked;
+		pinned += procs[i].pinned;
 	}
 	for (int i = 0; i < NCG; i++) {
+		clocked += cgroups[i].locked;
+		cpinned += cgroups[i].pinned;
 		cvm += cgroups[i].vm;
 		cswap += cgroups[i].rss[MW_SWAP];
 		cfaults += cgroups[i].faults;
@@ -537,6 +546,10 @@ static void check_sums(size_t top_n)
 	CHECK_EQ_INT(sum_of(om, "memwatch_process_page_faults_total", NULL, &n), faults);
 	CHECK_EQ_INT(sum_of(om, "memwatch_process_mapped_bytes_total", NULL, &n), mapped);
 	CHECK_EQ_INT(sum_of(om, "memwatch_process_unmapped_bytes_total", NULL, &n), unmapped);
+	CHECK_EQ_INT(sum_of(om, "memwatch_process_locked_bytes", NULL, &n), locked);
+	CHECK_EQ_INT(sum_of(om, "memwatch_process_pinned_bytes", NULL, &n), pinned);
+	CHECK_EQ_INT(sum_of(om, "memwatch_cgroup_locked_bytes", NULL, &n), clocked);
+	CHECK_EQ_INT(sum_of(om, "memwatch_cgroup_pinned_bytes", NULL, &n), cpinned);
 	for (int t = 0; t < 3; t++) {
 		int64_t want = 0, cwant = 0;
 

@@ -12,11 +12,19 @@
  *   "ring"    an io_uring of 64 entries, its SQ ring, CQ ring and SQE array
  *             mapped (6.x: vm_insert_pages; before 6.5 remap_pfn_range:
  *             VM_PFNMAP), and 1 MiB of anonymous memory mlock()ed;
+ *   "pin"     2 MiB of anonymous memory, never touched, registered with
+ *             the io_uring as a fixed buffer (VmPin: pinned long-term, by
+ *             a call memwatch does not trace, which faults the pages in
+ *             outside any page fault; its address in the file "pinbuf"),
+ *             then 4 MiB mlock()ed and
+ *             3 MiB of it munlock()ed again: checkpoint "pin_peak" at the
+ *             highest VmLck;
  *   "drm"     where a vgem node exists (modprobe vgem): an 8 MiB dumb
  *             buffer mapped through the node and half written (GEM shmem:
  *             vmf_insert_pfn, VM_PFNMAP, no RSS), exported as a dma-buf and
  *             mapped through that too;
- *   "unmap"   the BPF array unmapped.
+ *   "unmap"   the io_uring's buffer unregistered, the 1 MiB left of the
+ *             4 MiB munlock()ed, the BPF array unmapped.
  * Then "final".  iters: 6 iterations (USDT, checkpoint "it<k>" before
  * each), the first of which maps a 16 MiB BPF array and, where vgem is,
  * an 8 MiB dumb buffer (its "window"); each iteration writes a page of
@@ -36,6 +44,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -138,7 +147,8 @@ static bool map_vgem(void)
 	return true;
 }
 
-static void note_skipped(const char *what)
+/* A line appended to $MW_CKPT_DIR/@file. */
+static void note(const char *file, const char *what)
 {
 	const char *dir = getenv("MW_CKPT_DIR");
 	char path[4096];
@@ -146,13 +156,39 @@ static void note_skipped(const char *what)
 
 	if (!dir)
 		return;
-	snprintf(path, sizeof(path), "%s/skipped", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
 	if (fd >= 0) {
 		if (write(fd, what, strlen(what)) < 0 || write(fd, "\n", 1) < 0)
 			die("write skipped");
 		close(fd);
 	}
+}
+
+static void note_skipped(const char *what)
+{
+	note("skipped", what);
+}
+
+/* "pin": 2 MiB registered with the ring (VmPin), 4 MiB locked and 3 MiB
+ * of it unlocked; returns the 4 MiB. */
+static char *pin(int ring)
+{
+	/* NORESERVE: a VMA of its own, not merged with the next one */
+	struct iovec iov = { .iov_base = map_anon_flags(MIB(2), MAP_PRIVATE | MAP_NORESERVE),
+			     .iov_len = MIB(2) };
+	char *p = map_anon(MIB(4)), addr[32];
+
+	if (ring < 0 || syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS, &iov, 1))
+		note_skipped("pin");
+	snprintf(addr, sizeof(addr), "%lx", (unsigned long)iov.iov_base);
+	note("pinbuf", addr);
+	if (mlock(p, MIB(4)))
+		die("mlock");
+	ckpt("pin_peak");
+	if (munlock(p + MIB(1), MIB(3)))
+		die("munlock");
+	return p;
 }
 
 static int iters(void)
@@ -187,7 +223,7 @@ static int iters(void)
 int main(int argc, char **argv)
 {
 	struct io_uring_params p;
-	char *array = NULL, *locked;
+	char *array = NULL, *locked, *pinned;
 	int fd, ring;
 
 	ckpt_init(argc, argv);
@@ -230,6 +266,10 @@ int main(int argc, char **argv)
 	if (mlock(locked, MIB(1)))
 		die("mlock");
 
+	ckpt("pin");
+	MEMWATCH_PHASE("pin");
+	pinned = pin(ring);
+
 	ckpt("drm");
 	MEMWATCH_PHASE("drm");
 	if (!map_vgem())
@@ -237,6 +277,11 @@ int main(int argc, char **argv)
 
 	ckpt("unmap");
 	MEMWATCH_PHASE("unmap");
+	/* Untraced; the munlock after it is traced: VmPin is read there. */
+	if (ring >= 0)
+		syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
+	if (munlock(pinned, MIB(1)))
+		die("munlock");
 	if (array && munmap(array, ARRAY_SZ))
 		die("munmap");
 	sleep_ms(5);

@@ -614,6 +614,15 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 	}
 }
 
+/* Locked and pinned pages (bpf/memwatch.h struct mw_pin) into a point. */
+static void point_pin(struct mw_point *at, const struct mw_pin *pin)
+{
+	at->locked = pin->locked << mw_page_shift;
+	at->pinned = pin->pinned << mw_page_shift;
+	at->locked_peak = pin->locked_peak << mw_page_shift;
+	at->pinned_peak = pin->pinned_peak << mw_page_shift;
+}
+
 static const char *mark_name(const struct mw_account *a, const struct mw_mark_rec *mk)
 {
 	if (mk->name[0] || !mk->id)
@@ -638,6 +647,7 @@ static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
 	memcpy(at.rss, mk->rss, sizeof(at.rss));
 	for (int k = 0; k < MW_FK_NR; k++)
 		at.fk[k] = (int64_t)mk->fk[k];
+	point_pin(&at, &mk->pin);
 	/* A boundary made in the process (uprobe, USDT): the [uprobes] page,
 	 * if this hit maps it, comes next from the same thread (apply_xol);
 	 * the loader's own marks come from its thread, never the process's. */
@@ -665,6 +675,7 @@ static void finish_phases(struct mw_account *a)
 	memcpy(at.rss, k->rss, sizeof(at.rss));
 	for (int i = 0; i < MW_FK_NR; i++)
 		at.fk[i] = (int64_t)k->fk[i];
+	point_pin(&at, &k->pin);
 	phases_finish(&a->phases, &a->model, &at, k->phase_vm_peak << mw_page_shift,
 		      k->phase_rss_peak);
 }

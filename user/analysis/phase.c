@@ -255,6 +255,8 @@ static void close_phase(struct mw_phases *ph, struct mw_model *m, const struct m
 	p->vm_peak = MW_MAX(MW_MAX(vm_peak, p->start.vm), at->vm);
 	p->rss_peak = MW_MAX(rss_peak, (uint64_t)MW_MAX(MW_MAX(point_rss(&p->start),
 							     point_rss(at)), 0));
+	p->locked_peak = MW_MAX(MW_MAX(at->locked_peak, p->start.locked), at->locked);
+	p->pinned_peak = MW_MAX(MW_MAX(at->pinned_peak, p->start.pinned), at->pinned);
 	top_growth(p, m, (int)(ph->n - 1));
 	p->device_vm_end = model_kind_vm(m, MW_K_DEVICE);
 }

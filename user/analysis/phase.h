@@ -39,6 +39,9 @@ struct mw_point {
 	int64_t rss[MW_NR_MEMBERS];
 	uint64_t faults, mapped, unmapped;
 	int64_t fk[MW_FK_NR];	/* faults so far by kind (analysis/faultkind.h) */
+	/* VmLck and VmPin (bytes), and their highest since the last phase
+	 * mark as the kernel side saw them (bpf/memwatch.h struct mw_pin) */
+	uint64_t locked, pinned, locked_peak, pinned_peak;
 };
 
 /* One of glibc's arenas walked at a phase's end (stream.h mw_heapfree). */
@@ -54,6 +57,7 @@ struct mw_phase {
 	struct mw_point start, end;
 	uint64_t vm_peak, rss_peak;	/* bytes */
 	uint64_t device_vm_start, device_vm_end;	/* VM of device mappings */
+	uint64_t locked_peak, pinned_peak;	/* bytes: VmLck, VmPin */
 	uint64_t observer_vm;	/* of start.vm: memwatch's [uprobes] page,
 				 * mapped by the hit that began the phase */
 	bool open;

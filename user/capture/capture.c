@@ -19,6 +19,7 @@
 #include "capture/heapwarm.h"
 #include "capture/kernel.h"
 #include "capture/preflight.h"
+#include "capture/procfs.h"
 #include "util.h"
 #include "memwatch.skel.h"
 #include "memwatch_compat.skel.h"
@@ -1034,14 +1035,24 @@ static pthread_mutex_t mark_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name)
 {
-	struct mw_mark_args args = { .tgid = pid, .kind = kind };
+	struct mw_mark_args args = {
+		.tgid = pid, .kind = kind, .locked = MW_PIN_UNKNOWN, .pinned = MW_PIN_UNKNOWN,
+	};
 	LIBBPF_OPTS(bpf_test_run_opts, ro, .ctx_in = &args, .ctx_size_in = sizeof(args));
 	__u64 raw_ctx[1] = { 0 };
 	__u32 zero = 0;
+	struct pm_status st;
 	int err = 0;
 
 	if (name)
 		snprintf(args.name, sizeof(args.name), "%s", name);
+	/* The program cannot read another task's mm: VmLck and VmPin as of
+	 * now (exact where the process waits for the mark: the socket, the
+	 * exit hold). */
+	if (procfs_read_status(pid, &st) == 0 && !st.kernel_thread) {
+		args.locked = st.vm_lck >> mw_page_shift;
+		args.pinned = st.vm_pin >> mw_page_shift;
+	}
 	pthread_mutex_lock(&mark_lock);
 	if (kernel_get()->compat) {
 		/* A raw_tp program there (no syscall programs before 5.14),

@@ -63,7 +63,9 @@ struct mw_marker_spec {
  * failed. */
 int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
 			   const struct mw_marker_spec *specs, size_t n);
-/* Emit a marker for pid now, from BPF, in order with its records. */
+/* Emit a marker for pid now, from BPF, in order with its records, with
+ * VmLck and VmPin read from its status; kind MW_MARK_NOTE notes those two
+ * in the kernel's aggregate and emits nothing. */
 int capture_mark(struct mw_capture *c, pid_t pid, __u32 kind, const char *name);
 /* The kernel's aggregate for pid, read now; 0 or -errno. */
 int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out);

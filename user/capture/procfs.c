@@ -449,6 +449,8 @@ static const struct status_key status_keys[] = {
 	STATUS_KEY("RssFile",	ST_KB,    rss_file),
 	STATUS_KEY("RssShmem",	ST_KB,    rss_shmem),
 	STATUS_KEY("VmSwap",	ST_KB,    vm_swap),
+	STATUS_KEY("VmLck",	ST_KB,    vm_lck),
+	STATUS_KEY("VmPin",	ST_KB,    vm_pin),
 };
 
 #define NR_STATUS_KEYS	(sizeof(status_keys) / sizeof(status_keys[0]))

@@ -47,6 +47,7 @@ struct pm_status {		/* selected /proc/PID/status fields, all BYTES */
 	pid_t tgid, ppid;
 	char state;			/* first char after "State:" */
 	uint64_t vm_peak, vm_size, vm_hwm, vm_rss, rss_anon, rss_file, rss_shmem, vm_swap;
+	uint64_t vm_lck, vm_pin;		/* mlock'd; pinned (io_uring, RDMA) */
 	int threads;
 	bool kernel_thread;		/* no VmSize line: kernel threads have no mm */
 };

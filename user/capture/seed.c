@@ -109,6 +109,8 @@ int seed_proc_init(pid_t pid, bool after_exec, struct mw_proc *init)
 		init->rss_word[m] = (__u64)(init->rss[m] >> mw_page_shift) << MW_W_VAL_SHIFT;
 	init->rss_peak = st.rss_file + st.rss_anon + st.rss_shmem;
 	init->total_vm = st.vm_size >> mw_page_shift;
+	init->pin.locked = init->pin.locked_peak = init->locked_peak = st.vm_lck >> mw_page_shift;
+	init->pin.pinned = init->pin.pinned_peak = init->pinned_peak = st.vm_pin >> mw_page_shift;
 	if (after_exec) {
 		init->vm_peak = MW_MAX(st.vm_peak, st.vm_size) >> mw_page_shift;
 		init->hiwater_vm_base = 0;

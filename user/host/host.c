@@ -116,6 +116,8 @@ static void seed(struct host *h, pid_t pid, uint32_t flags)
 	init.rss[MW_SHMEM] = st.rss_shmem;
 	init.rss[MW_SWAP] = st.vm_swap;
 	init.rss_peak = st.vm_hwm;
+	init.locked = st.vm_lck >> mw_page_shift;
+	init.pinned = st.vm_pin >> mw_page_shift;
 	capture_host_add(h->cap, pid, &init);
 }
 

@@ -33,6 +33,8 @@ void hproc_from_host(struct mw_hproc *out, uint32_t pid, const struct mw_host *h
 	out->faults = h->faults;
 	out->mapped = h->mapped_bytes;
 	out->unmapped = h->unmapped_bytes;
+	out->locked = h->locked << mw_page_shift;
+	out->pinned = h->pinned << mw_page_shift;
 }
 
 static int by_pid(const void *a, const void *b)
@@ -129,6 +131,8 @@ static void cg_add(struct mw_hcgroup *g, const struct mw_hproc *p)
 	g->faults += p->faults;
 	g->mapped += p->mapped;
 	g->unmapped += p->unmapped;
+	g->locked += p->locked;
+	g->pinned += p->pinned;
 	g->d_vm += p->d_vm;
 	g->d_rss += p->d_rss;
 }

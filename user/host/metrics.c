@@ -306,6 +306,8 @@ static int64_t p_rss_peak(const void *o, int m) { return P(o)->rss_peak; }
 static int64_t p_faults(const void *o, int m) { return P(o)->faults; }
 static int64_t p_mapped(const void *o, int m) { return P(o)->mapped; }
 static int64_t p_unmapped(const void *o, int m) { return P(o)->unmapped; }
+static int64_t p_locked(const void *o, int m) { return P(o)->locked; }
+static int64_t p_pinned(const void *o, int m) { return P(o)->pinned; }
 #undef P
 
 static const struct family proc_families[] = {
@@ -326,6 +328,12 @@ static const struct family proc_families[] = {
 	  "VM the process mapped since tracing began.", p_mapped, false },
 	{ "memwatch_process_unmapped_bytes", COUNTER, "bytes",
 	  "VM the process unmapped since tracing began.", p_unmapped, false },
+	{ "memwatch_process_locked_bytes", GAUGE, "bytes",
+	  "Locked memory of the process (VmLck), as of its last address-space call.",
+	  p_locked, false },
+	{ "memwatch_process_pinned_bytes", GAUGE, "bytes",
+	  "Pinned memory of the process (VmPin), as of its last address-space call.",
+	  p_pinned, false },
 };
 
 #define C(obj)	((const struct mw_hcgroup *)(obj))
@@ -336,6 +344,8 @@ static int64_t c_swap(const void *o, int m) { return C(o)->rss[MW_SWAP]; }
 static int64_t c_faults(const void *o, int m) { return C(o)->faults; }
 static int64_t c_mapped(const void *o, int m) { return C(o)->mapped; }
 static int64_t c_unmapped(const void *o, int m) { return C(o)->unmapped; }
+static int64_t c_locked(const void *o, int m) { return C(o)->locked; }
+static int64_t c_pinned(const void *o, int m) { return C(o)->pinned; }
 #undef C
 
 static const struct family cgroup_families[] = {
@@ -353,6 +363,10 @@ static const struct family cgroup_families[] = {
 	  "VM the traced processes in the cgroup mapped.", c_mapped, false },
 	{ "memwatch_cgroup_unmapped_bytes", COUNTER, "bytes",
 	  "VM the traced processes in the cgroup unmapped.", c_unmapped, false },
+	{ "memwatch_cgroup_locked_bytes", GAUGE, "bytes",
+	  "Locked memory (VmLck) of the traced processes in the cgroup.", c_locked, false },
+	{ "memwatch_cgroup_pinned_bytes", GAUGE, "bytes",
+	  "Pinned memory (VmPin) of the traced processes in the cgroup.", c_pinned, false },
 };
 
 static void groups(struct render *r, const struct family *fams, size_t nfams,

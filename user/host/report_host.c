@@ -146,17 +146,20 @@ static json_t *proc_json(const struct mw_hproc *p, const char *cgroup)
 	json_object_set_new(o, "faults", json_integer(p->faults));
 	json_object_set_new(o, "mapped_bytes", json_integer(p->mapped));
 	json_object_set_new(o, "unmapped_bytes", json_integer(p->unmapped));
+	json_object_set_new(o, "locked_bytes", json_integer(p->locked));
+	json_object_set_new(o, "pinned_bytes", json_integer(p->pinned));
 	return o;
 }
 
 static json_t *cgroup_json(const struct mw_hcgroup *g)
 {
-	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I}", "cgroup", jstr(g->path),
+	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "cgroup", jstr(g->path),
 			 "processes", (json_int_t)g->nprocs, "vm_bytes", (json_int_t)g->vm,
 			 "rss_bytes", (json_int_t)(g->rss[MW_FILE] + g->rss[MW_ANON] +
 						   g->rss[MW_SHMEM]),
 			 "vm_growth_bytes", (json_int_t)g->d_vm,
-			 "rss_growth_bytes", (json_int_t)g->d_rss, "faults", (json_int_t)g->faults);
+			 "rss_growth_bytes", (json_int_t)g->d_rss, "faults", (json_int_t)g->faults,
+			 "locked_bytes", (json_int_t)g->locked, "pinned_bytes", (json_int_t)g->pinned);
 }
 
 static void put_line(FILE *f, json_t *o)

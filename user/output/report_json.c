@@ -263,6 +263,13 @@ static json_t *phase_json(const struct mw_account *a, const struct mw_phase *p)
 	/* Of vm_*_bytes: a driver's mappings (kind "device"). */
 	json_object_set_new(o, "device_vm_start_bytes", json_integer(p->device_vm_start));
 	json_object_set_new(o, "device_vm_end_bytes", json_integer(p->device_vm_end));
+	/* VmLck and VmPin: memory that cannot be reclaimed or swapped */
+	json_object_set_new(o, "locked_start_bytes", json_integer(p->start.locked));
+	json_object_set_new(o, "locked_end_bytes", json_integer(p->end.locked));
+	json_object_set_new(o, "locked_peak_bytes", json_integer(p->locked_peak));
+	json_object_set_new(o, "pinned_start_bytes", json_integer(p->start.pinned));
+	json_object_set_new(o, "pinned_end_bytes", json_integer(p->end.pinned));
+	json_object_set_new(o, "pinned_peak_bytes", json_integer(p->pinned_peak));
 	json_object_set_new(o, "malloc", arenas_json(p));
 	return o;
 }
@@ -427,6 +434,10 @@ static json_t *totals_json(const struct mw_account *a)
 	json_object_set_new(t, "device_vm_bytes",
 			    json_integer(model_kind_vm(&a->model, MW_K_DEVICE)));
 	json_object_set_new(t, "device_vm_peak_bytes", json_integer(a->model.device_vm_peak));
+	json_object_set_new(t, "locked_bytes", json_integer(k->pin.locked << mw_page_shift));
+	json_object_set_new(t, "locked_peak_bytes", json_integer(k->locked_peak << mw_page_shift));
+	json_object_set_new(t, "pinned_bytes", json_integer(k->pin.pinned << mw_page_shift));
+	json_object_set_new(t, "pinned_peak_bytes", json_integer(k->pinned_peak << mw_page_shift));
 	json_object_set_new(t, "faults", json_integer(k->faults + k->kfaults));
 	json_object_set_new(t, "user_faults", json_integer(k->faults));
 	json_object_set_new(t, "kernel_faults", json_integer(k->kfaults));

@@ -150,6 +150,15 @@ static void totals(FILE *f, const struct mw_account *a)
 	fprintf(f, "    %-14s %12s\n", "shmem", mw_human(account_rss(a, MW_SHMEM), b1, sizeof(b1)));
 	if (account_rss(a, MW_SWAP))
 		fprintf(f, "    %-14s %12s\n", "swap", mw_human(account_rss(a, MW_SWAP), b1, sizeof(b1)));
+	/* Memory that cannot be reclaimed or swapped (VmLck, VmPin). */
+	if (k->locked_peak)
+		fprintf(f, "  %-16s %12s %12s\n", "locked (mlock)",
+			mw_human((int64_t)(k->pin.locked << mw_page_shift), b1, sizeof(b1)),
+			mw_human((int64_t)(k->locked_peak << mw_page_shift), b2, sizeof(b2)));
+	if (k->pinned_peak)
+		fprintf(f, "  %-16s %12s %12s\n", "pinned",
+			mw_human((int64_t)(k->pin.pinned << mw_page_shift), b1, sizeof(b1)),
+			mw_human((int64_t)(k->pinned_peak << mw_page_shift), b2, sizeof(b2)));
 	fprintf(f, "  %-16s %12llu   (user %llu, in kernel %llu)\n", "page faults",
 		(unsigned long long)(k->faults + k->kfaults), (unsigned long long)k->faults,
 		(unsigned long long)k->kfaults);

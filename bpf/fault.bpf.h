@@ -681,7 +681,10 @@ static __always_inline struct mw_thread *change_owner(struct mw_proc *p, __u32 t
 
 /* A change of a traced process's counter goes to the syscall that made it
  * (its record carries it), else to the slot of its fault's VMA, else it is
- * unattributed. */
+ * unattributed: made by a call memwatch does not trace, outside any fault
+ * (a driver pinning pages in an ioctl, cudaMallocHost's 256 MiB on
+ * NVIDIA's; io_uring_register; mlockall), at no address it knows, so the
+ * loader measures the mappings again, as for another context's change. */
 static __always_inline void change_credit(struct mw_proc *p, struct mw_thread *sys,
 					  __u32 slot1, __u32 member, __s64 delta)
 {
@@ -689,8 +692,10 @@ static __always_inline void change_credit(struct mw_proc *p, struct mw_thread *s
 		sys->sys_rss[member & (MW_NR_MEMBERS - 1)] += delta;
 	else if (slot1)
 		slot_add_rss(p, slot1, member, delta);
-	else
+	else {
 		mw_add(&p->unattributed[member & (MW_NR_MEMBERS - 1)], delta);
+		mw_add(&p->external_changes, 1);
+	}
 }
 
 #include "faultkind.bpf.h"

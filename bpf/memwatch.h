@@ -464,8 +464,9 @@ struct mw_proc {
 	__u64 coalescing;	/* calls counted, not sent, in the window now open */
 	__u64 coalesce_ts;	/* ... which opened then */
 	__u64 coalesced;	/* calls in the windows closed so far */
-	__u64 external_changes;	/* changes by other contexts at no address we
-				 * know (reclaim, khugepaged, /proc/PID/mem):
+	__u64 external_changes;	/* changes at no address we know, by other
+				 * contexts (reclaim, khugepaged, /proc/PID/mem)
+				 * or unattributed own ones (a driver's pin):
 				 * the loader re-measures when this moves */
 	__u64 xol_start;	/* the kernel's [uprobes] page, once reported */
 	struct mw_pin pin;	/* VmLck, VmPin; peaks since the last phase mark */

@@ -705,6 +705,11 @@ static void serve_control(struct session *s)
 
 	if (c < 0)
 		return;
+	/* The program waits for the answer: what it did is taken in, and
+	 * what it changed at no address memwatch knows (a driver's pins) is
+	 * measured again, so that both land in what ends here. */
+	drain(s, mw_now_ns() + MW_HEAPWALK_NS);
+	external_check(s, true);
 	if (!req.iter)
 		walk_arenas(s);
 	if (capture_mark(s->cap, s->pid, req.iter ? MW_MARK_ITER : MW_MARK_PHASE, req.name))

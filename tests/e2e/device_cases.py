@@ -115,6 +115,10 @@ def pin_case(c, s, ck, skipped, ends):
             c.eq(m[0]["rss_bytes"], v[0]["rss"],
                  "pin: the registered buffer's RSS, faulted in by io_uring_register (smaps)")
             c.eq(v[0]["rss"], 2 << 20, "pin: io_uring_register faulted in all 2 MiB")
+            g = [g for g in ph["pin"]["top_mappings"] if int(g["start"], 16) == v[0]["start"]]
+            c.check(len(g) == 1 and g[0]["rss_delta_bytes"] == 2 << 20,
+                    f"pin: and in the phase that faulted it in, ended by a socket mark "
+                    f"({[(g['path'], g['rss_delta_bytes']) for g in g]})")
     t = s["totals"]
     c.eq(t["locked_bytes"], st["final"]["VmLck"], "pin: VmLck at the end")
     c.eq(t["pinned_bytes"], st["final"]["VmPin"], "pin: VmPin at the end")

@@ -119,6 +119,17 @@ def pin_case(c, s, ck, skipped, ends):
             c.check(len(g) == 1 and g[0]["rss_delta_bytes"] == 2 << 20,
                     f"pin: and in the phase that faulted it in, ended by a socket mark "
                     f"({[(g['path'], g['rss_delta_bytes']) for g in g]})")
+    # The finding: "pin" alone rises by 4 MiB or more (--threshold).
+    f = [x for x in s["findings"] if x["kind"] == "locked_or_pinned"]
+    if c.eq(len(f), 1, "pin: a locked_or_pinned finding"):
+        n = f[0]["numbers"]
+        c.eq((n["phases"], n["locked_grown_bytes"], n["pinned_grown_bytes"]),
+             (1, peak["VmLck"] - st["pin"]["VmLck"], grew),
+             "pin: the finding's phase, locked and pinned growth (status)")
+        c.eq((n["locked_end_bytes"], n["pinned_end_bytes"]),
+             (st["final"]["VmLck"], st["final"]["VmPin"]), "pin: the finding's end values")
+        c.check("the most in \"pin\"" in f[0]["summary"], f"pin: it names the phase "
+                f"({f[0]['summary'][:100]})")
     t = s["totals"]
     c.eq(t["locked_bytes"], st["final"]["VmLck"], "pin: VmLck at the end")
     c.eq(t["pinned_bytes"], st["final"]["VmPin"], "pin: VmPin at the end")
@@ -135,7 +146,8 @@ def run(c, mw, wl):
         ck = os.path.join(tmp, "ck")
         os.mkdir(ck)
         out = os.path.join(tmp, "s.json")
-        p = subprocess.run([mw, "-j", out, "--", os.path.join(wl, "devmaps")],
+        p = subprocess.run([mw, "--threshold", "pinned-bytes=4M", "-j", out, "--",
+                            os.path.join(wl, "devmaps")],
                            env=dict(os.environ, MW_CKPT_DIR=ck), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)
         if not c.eq(p.returncode, 0, "devmaps: memwatch exit status"):

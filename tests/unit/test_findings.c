@@ -384,6 +384,52 @@ TEST(device_window)
 	end();
 }
 
+/* Phases that lock or pin: the peaks over the start count, the mappings
+ * locked at the end are named, and under pinned-bytes nothing is said. */
+TEST(locked_or_pinned)
+{
+	struct mw_mapping *mp;
+	const struct mw_finding *f;
+
+	begin();
+	mark(MW_MARK_PHASE, "load");
+	tick(5);
+	mp = made(0x7f0000000000ull, 64 * MiB, MW_K_ANON, 64 * MiB);
+	mp->flags |= MW_VM_LOCKED;
+	now.locked = now.locked_peak = 64 * MiB;
+	now.pinned = now.pinned_peak = 8 * MiB;
+	mark(MW_MARK_PHASE, "serve");
+	/* The phase peaks restart at the mark; within "serve" 32 MiB more
+	 * locked for a while, 8 MiB unpinned. */
+	now.locked_peak = 96 * MiB;
+	now.pinned_peak = 8 * MiB;
+	now.pinned = 0;
+	tick(5);
+	finish();
+	compute();
+	f = find(MW_F_PINNED);
+	if (CHECK(f != NULL)) {
+		CHECK_EQ_INT(num(f, "locked_grown_bytes"), 96 * MiB);
+		CHECK_EQ_INT(num(f, "pinned_grown_bytes"), 8 * MiB);
+		CHECK_EQ_INT(num(f, "locked_end_bytes"), 64 * MiB);
+		CHECK_EQ_INT(num(f, "pinned_end_bytes"), 0);
+		CHECK_EQ_INT(num(f, "phases"), 2);
+		CHECK(f->nmaps == 1 && f->maps[0].value == 64 * MiB &&
+		      !strcmp(f->maps[0].what, "locked_vm_bytes"));
+		CHECK(strstr(f->summary, "the most in \"load\"") != NULL);
+	}
+	end();
+
+	begin();
+	mark(MW_MARK_PHASE, "load");
+	now.locked = now.locked_peak = 15 * MiB;
+	tick(5);
+	finish();
+	compute();
+	CHECK(find(MW_F_PINNED) == NULL);
+	end();
+}
+
 TEST(first_touch)
 {
 	const struct mw_finding *f;
@@ -1015,6 +1061,7 @@ int main(void)
 	RUN(churn_flat);
 	RUN(first_touch);
 	RUN(device_window);
+	RUN(locked_or_pinned);
 	RUN(kept_heap);
 	RUN(kept_sized_by_malloc);
 	RUN(kept_trimmed_and_no_release);

@@ -68,6 +68,8 @@ static const struct {
 		"host-wide: an exit whose RSS peak was at least this much above its RSS at exit ..." },
 	[MW_T_EXIT_RATIO] = { "exit-ratio", 2, false,
 		"... and at least this many times it" },
+	[MW_T_PINNED_BYTES] = { "pinned-bytes", 16 * MIB, true,
+		"locked or pinned: a phase raises VmLck and VmPin (their peaks) by at least this much" },
 };
 
 static const char *const kind_names[MW_NR_FINDING_KINDS] = {
@@ -82,6 +84,7 @@ static const char *const kind_names[MW_NR_FINDING_KINDS] = {
 	[MW_F_PHASE_CHURN] = "phase_churn",
 	[MW_F_COW] = "steady_state_copy_on_write",
 	[MW_F_DEVICE_WINDOW] = "first_iteration_device_window",
+	[MW_F_PINNED] = "locked_or_pinned",
 };
 
 const char *finding_kind_name(enum mw_finding_kind k)
@@ -520,6 +523,7 @@ void findings_compute(const struct mw_account *a, const struct mw_find_opts *o,
 	find_kept(a, o, out);
 	find_sparse(a, o, out);
 	find_waste(a, o, out);
+	find_pinned(a, o, out);
 	fi_sort(out->v, out->n, sizeof(*out->v), finding_cmp);
 }
 

@@ -37,6 +37,7 @@ enum mw_finding_kind {
 	MW_F_PHASE_CHURN,	/* a phase ends flat, paid with map/unmap/faults */
 	MW_F_COW,		/* steady iterations copy pages shared with a fork */
 	MW_F_DEVICE_WINDOW,	/* the first iteration maps device memory */
+	MW_F_PINNED,		/* phases that lock or pin memory (VmLck, VmPin) */
 	MW_NR_FINDING_KINDS,
 };
 
@@ -62,6 +63,7 @@ enum mw_threshold {
 	MW_T_HOST_GROWTH,	/* -a: ... by this much in all */
 	MW_T_EXIT_BYTES,	/* -a: peak minus RSS at exit */
 	MW_T_EXIT_RATIO,	/* -a: peak at least this many times RSS at exit */
+	MW_T_PINNED_BYTES,	/* a phase's growth of VmLck + VmPin (peaks) */
 	MW_NR_THRESHOLDS,
 };
 

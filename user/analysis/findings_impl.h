@@ -84,5 +84,7 @@ void find_sparse(const struct mw_account *a, const struct mw_find_opts *o,
 		 struct mw_findings *out);
 void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 		struct mw_findings *out);
+void find_pinned(const struct mw_account *a, const struct mw_find_opts *o,
+		 struct mw_findings *out);
 
 #endif /* MW_FINDINGS_IMPL_H */

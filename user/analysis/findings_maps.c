@@ -2,7 +2,8 @@
 /*
  * findings_maps.c — the detectors that read mappings as they stand at the
  * end: released but kept (sized, where malloc's arenas were walked, by what
- * they hold free), reserved never touched, rounding waste.  Pure code:
+ * they hold free), reserved never touched, rounding waste, locked or
+ * pinned memory (with the mappings locked at the end).  Pure code:
  * tests/unit/test_findings.c.
  */
 #include <stdio.h>
@@ -486,4 +487,72 @@ void find_waste(const struct mw_account *a, const struct mw_find_opts *o,
 		fi_printf("pad small buffers to the page (%llu KiB), not to a large alignment, or "
 			"pack them into one mapping (a slab or an arena)",
 			(unsigned long long)(mw_page_size() >> 10));
+}
+
+/* ---- locked or pinned ---------------------------------------------------------- */
+
+static int64_t rise(uint64_t peak, uint64_t start)
+{
+	return peak > start ? (int64_t)(peak - start) : 0;
+}
+
+/*
+ * Phases whose VmLck and VmPin rose, peak over start, by the threshold
+ * together: memory the kernel can neither reclaim nor swap out, charged
+ * to RLIMIT_MEMLOCK.  The mappings named are those locked at the end
+ * (VM_LOCKED); which pages are pinned the kernel does not say.
+ */
+void find_pinned(const struct mw_account *a, const struct mw_find_opts *o,
+		 struct mw_findings *out)
+{
+	const struct mw_phases *ph = &a->phases;
+	const struct mw_phase *top = NULL;
+	int64_t locked = 0, pinned = 0, best = 0;
+	size_t nph = 0, n = 0, nall;
+	struct mw_mapping **all;
+	struct mw_finding *f;
+	struct took *v;
+	char b[4][32];
+
+	for (size_t i = 0; i < ph->n; i++) {
+		const struct mw_phase *p = &ph->v[i];
+		int64_t l = rise(p->locked_peak, p->start.locked);
+		int64_t pn = rise(p->pinned_peak, p->start.pinned);
+
+		if (l + pn < o->t[MW_T_PINNED_BYTES] || l + pn <= 0)
+			continue;
+		nph++;
+		locked += l;
+		pinned += pn;
+		if (l + pn > best) {
+			best = l + pn;
+			top = p;
+		}
+	}
+	if (!top)
+		return;
+	all = fi_all_mappings(&a->model, &nall);
+	v = mw_xcalloc(nall + 1, sizeof(*v));
+	for (size_t i = 0; i < nall; i++)
+		if (!all[i]->unmapped && (all[i]->flags & MW_VM_LOCKED))
+			v[n++] = (struct took){ all[i], (int64_t)(all[i]->end - all[i]->start) };
+	fi_sort(v, n, sizeof(*v), fi_took_cmp);
+	f = fi_new(out, MW_F_PINNED, MW_SEV_INFO);
+	f->summary = fi_printf("%zu phase%s locked %s (VmLck) and pinned %s (VmPin), the most in "
+			     "\"%s\": memory the kernel can neither reclaim nor swap out; %s "
+			     "locked and %s pinned at the end",
+			     nph, nph == 1 ? "" : "s", fi_hum(locked, b[0]), fi_hum(pinned, b[1]),
+			     top->name, fi_hum((int64_t)ph->v[ph->n - 1].end.locked, b[2]),
+			     fi_hum((int64_t)ph->v[ph->n - 1].end.pinned, b[3]));
+	fi_num(f, "locked_grown_bytes", locked);
+	fi_num(f, "pinned_grown_bytes", pinned);
+	fi_num(f, "locked_end_bytes", (int64_t)ph->v[ph->n - 1].end.locked);
+	fi_num(f, "pinned_end_bytes", (int64_t)ph->v[ph->n - 1].end.pinned);
+	fi_num(f, "phases", (int64_t)nph);
+	for (size_t i = 0; i < n; i++)
+		fi_map(f, a, v[i].mp, v[i].bytes, "locked_vm_bytes", v[i].mp->stack);
+	free(v);
+	f->remedy = fi_printf("lock only what must stay resident (mlock2 MLOCK_ONFAULT locks "
+			    "pages as they are touched), and unregister or unpin buffers once "
+			    "the work that needs them is done");
 }

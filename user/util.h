@@ -11,7 +11,7 @@
  * Exit codes: each failure a user can cause has its own.  In '-- CMD' mode a
  * successful trace exits with CMD's status instead (128+N if killed by
  * signal N), and 126/127 when CMD cannot be run, as shells do.
- * Keep README.md's table in step with this list.
+ * Keep docs/usage.md's table in step with this list.
  */
 enum mw_exit {
 	MW_EXIT_OK = 0,

@@ -115,7 +115,7 @@ def _release():
 # a task's own faults count in caches in the task, folded into the mm's
 # counters every 64 faults: /proc/PID/status shows the mm's counters alone,
 # behind the truth by what the caches hold; smaps walks the page tables and
-# is exact.  memwatch reports the exact value (README: Kernel requirements).
+# is exact.  memwatch reports the exact value (docs/kernels.md).
 SPLIT_RSS = _release() < (6, 2)
 
 

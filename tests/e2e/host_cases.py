@@ -77,7 +77,7 @@ def check_exit(c, label, lines, pid, ck):
     c.eq(e["vm_peak_bytes"], t["VmPeak"], f"{label}: VM peak")
     # status's counters are approximate on 6.2+ (status_slack()).
     # smaps walks the page tables: exact, where status may not be (before
-    # 6.2 -a reports the mm's counters, as status does: README).
+    # 6.2 -a reports the mm's counters, as status does: docs/kernels.md).
     smaps = os.path.join(ck, "final.smaps")
     if os.path.exists(smaps) and not SPLIT_RSS:
         c.near(e["rss_bytes"], smaps_rss(smaps), f"{label}: RSS at exit (smaps)", tol(smaps_rss(smaps)))

@@ -1,5 +1,5 @@
 """Failures a user can cause: each must give one clear line on stderr and its
-own exit code (user/util.h, README's table).  (memwatch killed outright:
+own exit code (user/util.h, docs/usage.md's table).  (memwatch killed outright:
 signal_cases.py; with few capabilities: caps_cases.py.)"""
 import os
 import subprocess

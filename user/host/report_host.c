@@ -7,7 +7,7 @@
 
 #include "output/report.h"
 #include "host/report_host.h"
-#include "output/report_json.h"
+#include "output/jsonutil.h"
 #include "util.h"
 
 static const char *cg_name(mw_cgroup_name_fn fn, void *ctx, uint64_t id, uint32_t pid)

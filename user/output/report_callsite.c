@@ -4,9 +4,9 @@
 #include <stdio.h>
 
 #include "analysis/callsite.h"
+#include "output/jsonutil.h"
 #include "output/report.h"
 #include "output/report_callsite.h"
-#include "output/report_json.h"
 #include "util.h"
 
 /* ---- text ---------------------------------------------------------------- */

@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "analysis/classify.h"
+#include "output/jsonutil.h"
 #include "output/report.h"
 #include "output/report_findings.h"
-#include "output/report_json.h"
 #include "util.h"
 
 #define WIDTH 80
@@ -123,14 +123,6 @@ void report_text_findings(FILE *f, const struct mw_findings *fs, bool say_none)
 	fputc('\n', f);
 }
 
-static json_t *jhex64(uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
-	return json_string(buf);
-}
-
 json_t *report_json_findings(const struct mw_findings *fs)
 {
 	json_t *arr = json_array();
@@ -150,7 +142,7 @@ json_t *report_json_findings(const struct mw_findings *fs)
 		for (size_t k = 0; k < x->nmaps; k++) {
 			const struct mw_fmap *m = &x->maps[k];
 			json_t *mo = json_pack("{s:o, s:I, s:s, s:o, s:I, s:s, s:I, s:b}",
-					       "start", jhex64(m->start), "bytes", (json_int_t)m->bytes,
+					       "start", jhex(m->start), "bytes", (json_int_t)m->bytes,
 					       "kind", mw_kind_name(m->kind), "path", jstr(m->path),
 					       "value", (json_int_t)m->value, "what", m->what,
 					       "count", (json_int_t)m->count, "unmapped", m->unmapped);

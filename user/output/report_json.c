@@ -15,37 +15,12 @@
 #include "analysis/faultkind.h"
 #include "analysis/hist.h"
 #include "capture/kernel.h"
+#include "output/jsonutil.h"
 #include "output/report.h"
 #include "output/report_callsite.h"
 #include "output/report_findings.h"
 #include "output/report_hist.h"
-#include "output/report_json.h"
 #include "util.h"
-
-/* Paths and comms come from other processes: never trust them to be UTF-8. */
-json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s ? s : "");
-	char *copy;
-
-	if (j)
-		return j;
-	copy = mw_xstrdup(s);
-	for (unsigned char *p = (unsigned char *)copy; *p; p++)
-		if (*p >= 0x80)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
-static json_t *jhex(uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
-	return json_string(buf);
-}
 
 static int emit(FILE *f, json_t *obj)
 {

@@ -924,7 +924,7 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 	if ((err = preflight_privileges()) || (err = preflight_btf()))
 		return err;
 	heapwarm_start(true);	/* load_split() loads in a thread */
-	if ((err = preflight_tracefs()) || (err = preflight_kernel()))
+	if ((err = preflight_tracefs()) || (err = preflight_kernel()) || (err = kernel_check()))
 		return err;
 	if (!o->cmd && (err = preflight_pid(o->pid)))
 		return err;

@@ -161,6 +161,30 @@ const struct mw_kernel *kernel_get(void)
 	return &k;
 }
 
+/*
+ * The rest of preflight_kernel()'s check, on the object kernel_get() chose.
+ * Here, not in preflight.c: kernel.c asks preflight.c's probes, so
+ * preflight.c asks nothing of kernel.c.
+ */
+int kernel_check(void)
+{
+	const struct mw_kernel *k = kernel_get();
+
+	if (k->compat && !k->compat_ok) {
+		mw_err("this kernel lacks %s (Linux %s), and the compat object for kernels "
+		       "before that reads VMAs from mm->mm_rb, which this one has not (a "
+		       "maple tree, 6.1+): memwatch cannot trace here%s", k->compat_for->what,
+		       k->compat_for->since, feature_disabled(k->compat_for->name) ?
+		       " (forced by MEMWATCH_DISABLE)" : "");
+		return MW_EXIT_KERNEL;
+	}
+	if (!k->user_faults)
+		mw_err("note: no page-fault hook on this kernel (no exceptions:page_fault_user "
+		       "tracepoint, and neither fentry nor a kprobe attaches to handle_mm_fault): "
+		       "RSS is attributed from syscalls only, per-mapping RSS is partial");
+	return 0;
+}
+
 void kernel_degrade(const char *feature, const char *why)
 {
 	degrade((struct mw_kernel *)kernel_get(), feature, why);

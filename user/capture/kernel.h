@@ -54,6 +54,10 @@ struct mw_kernel {
 
 /* Probed once (BTF, map types, helpers); MEMWATCH_DISABLE applies. */
 const struct mw_kernel *kernel_get(void);
+/* A start-up check, after preflight_kernel(): 0, or MW_EXIT_KERNEL after
+ * one line when the compat object this kernel gets cannot read its VMAs;
+ * a note when no page-fault hook attaches. */
+int kernel_check(void);
 /* One line on stderr naming each degraded feature, if any: a per-process
  * session says it once attached (host-wide tracing uses none of them). */
 void kernel_note(void);

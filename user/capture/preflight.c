@@ -12,7 +12,6 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "capture/kernel.h"
 #include "capture/preflight.h"
 #include "capture/procfs.h"
 #include "util.h"
@@ -257,8 +256,6 @@ int preflight_missing(FILE *f)
 
 int preflight_kernel(void)
 {
-	const struct mw_kernel *k;
-
 	for (size_t i = 0; i < MW_ARRAY_SIZE(required); i++) {
 		const struct kernel_feature *f = &required[i];
 		bool forced = feature_disabled(f->name);
@@ -269,19 +266,6 @@ int preflight_kernel(void)
 		       f->what, f->since, forced ? " (forced by MEMWATCH_DISABLE)" : "");
 		return MW_EXIT_KERNEL;
 	}
-	k = kernel_get();
-	if (k->compat && !k->compat_ok) {
-		mw_err("this kernel lacks %s (Linux %s), and the compat object for kernels "
-		       "before that reads VMAs from mm->mm_rb, which this one has not (a "
-		       "maple tree, 6.1+): memwatch cannot trace here%s", k->compat_for->what,
-		       k->compat_for->since, feature_disabled(k->compat_for->name) ?
-		       " (forced by MEMWATCH_DISABLE)" : "");
-		return MW_EXIT_KERNEL;
-	}
-	if (!k->user_faults)
-		mw_err("note: no page-fault hook on this kernel (no exceptions:page_fault_user "
-		       "tracepoint, and neither fentry nor a kprobe attaches to handle_mm_fault): "
-		       "RSS is attributed from syscalls only, per-mapping RSS is partial");
 	return 0;
 }
 

@@ -16,7 +16,9 @@ bool privileges_ok(void);	/* preflight_privileges() without the message */
 const char *tracefs_dir(void);	/* where tracefs is mounted, or NULL */
 int preflight_btf(void);
 int preflight_tracefs(void);	/* mounts tracefs when it can */
-int preflight_kernel(void);	/* BPF features memwatch cannot do without */
+/* BPF features memwatch cannot do without; kernel_check() (kernel.h) then
+ * checks the object this kernel gets. */
+int preflight_kernel(void);
 /* --version: a line on f for each of those this kernel lacks; how many. */
 int preflight_missing(FILE *f);
 int preflight_pid(pid_t pid);

@@ -21,6 +21,7 @@
 #include "host/hostsnap.h"
 #include "analysis/findings.h"
 #include "analysis/idmap.h"
+#include "capture/kernel.h"
 #include "capture/launch.h"
 #include "host/metrics.h"
 #include "capture/preflight.h"
@@ -585,7 +586,8 @@ int host_run(const struct host_opts *o, int *cmd_status)
 	if ((err = preflight_privileges()) || (err = preflight_btf()))
 		return err;
 	heapwarm_start(false);	/* host-wide programs load in one object */
-	if ((err = preflight_tracefs()) || (err = preflight_kernel()) || (err = check_pids(o)))
+	if ((err = preflight_tracefs()) || (err = preflight_kernel()) || (err = kernel_check()) ||
+	    (err = check_pids(o)))
 		return err;
 	h.start_ns = mw_now_ns();
 	snprintf(h.step.name, sizeof(h.step.name), "start");

@@ -1691,7 +1691,7 @@ static const char *table_agrees(const struct mw_account *a, uint64_t pages)
 	if (model_vm_bytes(&a->model) != pages * P)
 		return "model_vm_bytes() is not the VM the kernel counts";
 	model_for_each(mp, &a->model)
-		if (mp->kind != mw_classify(&a->model, mp))
+		if (mp->kind != model_kind(&a->model, mp))
 			return "a kind is not what classifying it again gives";
 	return NULL;
 }

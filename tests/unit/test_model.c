@@ -1141,7 +1141,7 @@ static enum mw_kind kind_of(struct mw_model *m, uint64_t s, uint64_t e, uint64_t
 		.path = (char *)path,
 	};
 
-	return mw_classify(m, &mp);
+	return model_kind(m, &mp);
 }
 
 TEST(classify_heap_and_stack)
@@ -1310,7 +1310,7 @@ static const char *full_sums_agree(const struct mw_model *m)
 	if (n != m->nlive || vm != model_vm_bytes(m))
 		return "model_vm_bytes() is not the sum over the table";
 	model_for_each(mp, m)
-		if (mp->kind != mw_classify(m, mp))
+		if (mp->kind != model_kind(m, mp))
 			return "a kind is not what classifying it again gives";
 	return NULL;
 }

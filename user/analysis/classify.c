@@ -46,16 +46,16 @@ static bool starts_with(const char *s, const char *prefix)
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static bool on_shmem_dev(const struct mw_model *m, const struct mw_mapping *mp)
+static bool on_shmem_dev(const struct mw_layout *l, const struct mw_mapping *mp)
 {
-	for (size_t i = 0; i < m->nshmem_devs; i++)
-		if (m->shmem_devs[i].major == mp->dev_major &&
-		    m->shmem_devs[i].minor == mp->dev_minor)
+	for (size_t i = 0; i < l->nshmem_devs; i++)
+		if (l->shmem_devs[i].major == mp->dev_major &&
+		    l->shmem_devs[i].minor == mp->dev_minor)
 			return true;
 	return false;
 }
 
-static enum mw_kind classify_file(const struct mw_model *m,
+static enum mw_kind classify_file(const struct mw_layout *l,
 				  const struct mw_mapping *mp)
 {
 	const char *p = mp->path;
@@ -64,7 +64,7 @@ static enum mw_kind classify_file(const struct mw_model *m,
 	if (mp->deleted && (starts_with(p, "/memfd:") || starts_with(p, "/SYSV") ||
 			    strcmp(p ? p : "", "/dev/zero") == 0))
 		return MW_K_SHMEM;
-	if (starts_with(p, "/dev/shm/") || on_shmem_dev(m, mp))
+	if (starts_with(p, "/dev/shm/") || on_shmem_dev(l, mp))
 		return MW_K_SHMEM;
 	if (starts_with(p, "/dev/"))
 		return MW_K_DEVICE;
@@ -111,7 +111,7 @@ const char *mw_device_kind(const struct mw_mapping *mp)
 	return "char";
 }
 
-enum mw_kind mw_classify(const struct mw_model *m, const struct mw_mapping *mp)
+enum mw_kind mw_classify(const struct mw_layout *l, const struct mw_mapping *mp)
 {
 	enum mw_kind named = mp->path && mp->path[0] == '[' ?
 			     classify_named(mp->path) : MW_K_ANON;
@@ -125,10 +125,10 @@ enum mw_kind mw_classify(const struct mw_model *m, const struct mw_mapping *mp)
 	if (device_flags(mp))
 		return MW_K_DEVICE;
 	if (mp->has_file)
-		return classify_file(m, mp);
-	if (m->start_brk && mp->start < m->brk && mp->end > m->start_brk)
+		return classify_file(l, mp);
+	if (l->start_brk && mp->start < l->brk && mp->end > l->start_brk)
 		return MW_K_HEAP;
-	if (m->start_stack && mp->start <= m->start_stack && mp->end >= m->start_stack)
+	if (l->start_stack && mp->start <= l->start_stack && mp->end >= l->start_stack)
 		return MW_K_STACK;
 	if (named == MW_K_SHMEM || (mp->path && mp->path[0] == '[' &&
 				    named != MW_K_HEAP && named != MW_K_STACK))

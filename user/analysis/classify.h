@@ -3,7 +3,22 @@
 #ifndef MW_CLASSIFY_H
 #define MW_CLASSIFY_H
 
-#include "analysis/model.h"
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/mapping.h"
+
+/*
+ * What, besides the mapping itself, decides its kind: where the heap and
+ * the stack are (/proc/PID/stat, brk(2)) and which devices are tmpfs
+ * mounts.  model.c fills one from its struct mw_model for each call, so
+ * that this header needs only the mapping's types, not the table's.
+ */
+struct mw_layout {
+	uint64_t start_brk, brk, start_stack;
+	const struct mw_dev *shmem_devs;
+	size_t nshmem_devs;
+};
 
 /*
  * anon, heap, stack, file, shmem (MAP_SHARED anon, /dev/shm, memfd, SysV,
@@ -13,7 +28,7 @@
  * driver's mapping by page frame (VM_PFNMAP) or page by page
  * (VM_MIXEDMAP), a dma-buf, or any other /dev/ file.
  */
-enum mw_kind mw_classify(const struct mw_model *m, const struct mw_mapping *mp);
+enum mw_kind mw_classify(const struct mw_layout *l, const struct mw_mapping *mp);
 /*
  * Which device memory a device mapping is (NULL for other kinds):
  *   "pfn_io"  remap_pfn_range of I/O memory (VM_PFNMAP|VM_IO: a BAR, VRAM,

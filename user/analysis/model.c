@@ -656,9 +656,19 @@ const char *mapping_display_path(const struct mw_model *m,
 	return mp->path ? mp->path : "";
 }
 
+enum mw_kind model_kind(const struct mw_model *m, const struct mw_mapping *mp)
+{
+	const struct mw_layout l = {
+		.start_brk = m->start_brk, .brk = m->brk, .start_stack = m->start_stack,
+		.shmem_devs = m->shmem_devs, .nshmem_devs = m->nshmem_devs,
+	};
+
+	return mw_classify(&l, mp);
+}
+
 void model_classify(struct mw_model *m, struct mw_mapping *mp)
 {
-	enum mw_kind kind = mw_classify(m, mp);
+	enum mw_kind kind = model_kind(m, mp);
 
 	if (kind == mp->kind)
 		return;

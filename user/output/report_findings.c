@@ -142,7 +142,8 @@ json_t *report_json_findings(const struct mw_findings *fs)
 		for (size_t k = 0; k < x->nmaps; k++) {
 			const struct mw_fmap *m = &x->maps[k];
 			json_t *mo = json_pack("{s:o, s:I, s:s, s:o, s:I, s:s, s:I, s:b}",
-					       "start", jhex(m->start), "bytes", (json_int_t)m->bytes,
+					       "start", jhex(m->start),
+					       "bytes", (json_int_t)m->bytes,
 					       "kind", mw_kind_name(m->kind), "path", jstr(m->path),
 					       "value", (json_int_t)m->value, "what", m->what,
 					       "count", (json_int_t)m->count, "unmapped", m->unmapped);

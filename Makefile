@@ -212,9 +212,11 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c | $(BUILD)/workloads
 	$(CC) -O1 -g -Wall -shared -fPIC -DMWLIB_SO $< -o $@
 
 # tests/package/man-options: the man page and --help name the same options;
-# tests/package/docs-check: README.md and docs/*.md name only what the code has.
+# tests/package/docs-check: README.md and docs/*.md name only what the code has;
+# scripts/include-graph: no two modules of user/ include each other.
 unit: $(UNIT_BINS) memwatch
-	@$(IN_GUEST) tests/run-unit $(UNIT_BINS) tests/package/man-options tests/package/docs-check
+	@$(IN_GUEST) tests/run-unit $(UNIT_BINS) tests/package/man-options tests/package/docs-check \
+		scripts/include-graph
 
 e2e: memwatch workloads
 	@$(IN_GUEST) tests/e2e/run
@@ -228,7 +230,8 @@ test-asan: $(ASAN_BIN) workloads
 
 # The README's test command: unit tests, then end-to-end and robustness tests as root.
 test: memwatch workloads $(UNIT_BINS)
-	@$(IN_GUEST) tests/run-all $(UNIT_BINS) tests/package/man-options tests/package/docs-check
+	@$(IN_GUEST) tests/run-all $(UNIT_BINS) tests/package/man-options tests/package/docs-check \
+		scripts/include-graph
 
 # The kernel matrix (tests/kernels/run): each kernel of tests/kernels/kernels.list
 # booted under qemu with this machine's root filesystem, with the suite its

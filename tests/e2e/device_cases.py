@@ -69,6 +69,15 @@ def window_case(c, mw, wl, tmp):
          "window: it names each of them with its size")
     c.check("reuse" in f["summary"] and "device memory" in f["summary"],
             f"window: the summary ({f['summary'][:100]})")
+    # The BPF array's pages are the kernel's, inserted at mmap: first_touch_cost
+    # counts them as a driver's, not as faults.
+    t = [x for x in s["findings"] if x["kind"] == "first_touch_cost"]
+    want = sum(v["rss"] for v in born.values())
+    if want and c.eq(len(t), 1, "window: a first_touch_cost finding"):
+        c.eq(t[0]["numbers"]["device_rss_bytes"], want,
+             "window: first_touch_cost: RSS of device mappings born in it1 (smaps at it2)")
+        c.check("inserted by a driver" in t[0]["summary"],
+                f"window: first_touch_cost says so ({t[0]['summary'][-120:]})")
 
 
 def pin_case(c, s, ck, skipped, ends):

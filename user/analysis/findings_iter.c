@@ -416,12 +416,12 @@ void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 	const struct mw_model *m = &a->model;
 	size_t s0 = MW_MAX(ph->settled_after, (size_t)1);
 	struct dist faults, ns;
-	int64_t f1, rss1, ns1, rss_steady, fault_in = 0;
+	int64_t f1, rss1, ns1, rss_steady, fault_in = 0, inserted = 0;
 	struct took *v;
 	struct sites acc = { 0 };
 	struct mw_finding *f;
 	size_t n = 0;
-	char b[4][32];
+	char b[5][32];
 
 	if (ph->nit < 2 || s0 >= ph->nit)
 		return;
@@ -453,16 +453,23 @@ void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 			continue;
 		v[n++] = (struct took){ mp, took };
 		fault_in += took;
+		/* A driver's pages (a mixed map's) are inserted, not faulted. */
+		if (mp->kind == MW_K_DEVICE)
+			inserted += took;
 		fi_sites_add(&acc, first_site(mp), took, mp->end - mp->start);
 	}
 	fi_sort(v, n, sizeof(*v), fi_took_cmp);
 	f = fi_new(out, MW_F_FIRST_TOUCH, MW_SEV_INFO);
 	f->summary = fi_printf("the first iteration takes %s page faults that bring a page in "
-			     "(RSS %s, %.3f s) where a steady one takes %s (%.3f s): %s faulted "
-			     "into %zu mapping%s",
+			     "(RSS %s, %.3f s) where a steady one takes %s (%.3f s): %s %s "
+			     "into %zu mapping%s%s%s%s",
 			     fi_commas((uint64_t)f1, b[0]), fi_hum(rss1, b[1]), ns1 / 1e9,
 			     fi_commas((uint64_t)faults.median, b[2]), ns.median / 1e9,
-			     fi_hum(fault_in, b[3]), n, n == 1 ? "" : "s");
+			     fi_hum(fault_in, b[3]),
+			     inserted ? "faulted or inserted by a driver" : "faulted",
+			     n, n == 1 ? "" : "s", inserted ? " (" : "",
+			     inserted ? fi_hum(inserted, b[4]) : "",
+			     inserted ? " of it in device mappings)" : "");
 	fi_num(f, "first_faults", f1);
 	fi_num(f, "steady_faults", faults.median);
 	fi_num(f, "first_rss_delta_bytes", rss1);
@@ -470,6 +477,7 @@ void find_first_touch(const struct mw_account *a, const struct mw_find_opts *o,
 	fi_num(f, "first_ns", ns1);
 	fi_num(f, "steady_ns", ns.median);
 	fi_num(f, "fault_in_bytes", fault_in);
+	fi_num(f, "device_rss_bytes", inserted);
 	fi_num(f, "first_mappings", (int64_t)n);
 	for (size_t i = 0; i < n; i++)
 		fi_map(f, a, v[i].mp, v[i].bytes, "first_iteration_rss_bytes", first_site(v[i].mp));

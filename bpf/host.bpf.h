@@ -69,11 +69,15 @@ static __always_inline void host_fill(struct mw_host *h, struct mm_struct *mm)
 	h->vm_peak = h->total_vm;
 	h->locked = mm ? MW_LD(mm, locked_vm) : 0;
 	h->pinned = mm ? MW_LD(mm, pinned_vm.counter) : 0;
+	/* The peak is this mm's from here, read or not: before 6.2 (no
+	 * per-CPU offsets) an exec kept the forked image's RSS peak, the
+	 * parent's pages (a Python test runner's 18 MiB for a 12 MiB
+	 * program), and its exit line said more than VmHWM. */
+	h->rss_peak = 0;
 	if (!o || !o->ready || !mm)
 		return;
 	for (__u32 m = 0; m < MW_NR_MEMBERS; m++)
 		h->rss[m] = rss_counter_bytes(mm, m);
-	h->rss_peak = 0;
 	host_note(h);
 }
 
@@ -192,7 +196,7 @@ static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 v
 	host_note(h);
 }
 
-/* After an address-space syscall: VM as the mm has it now. */
+/* After an address-space syscall: VM, VmLck and VmPin as the mm has them. */
 static __always_inline void host_syscall(void)
 {
 	struct mm_struct *mm;
@@ -334,8 +338,9 @@ int BPF_KPROBE(host_mm_fault_kprobe, struct vm_area_struct *vma, unsigned long a
 	return 0;
 }
 
-/* Attached to syscalls:sys_exit_<call> for the calls that change VM (the
- * loader's list), or else the raw form below on every syscall. */
+/* Attached to syscalls:sys_exit_<call> for the calls that change VM, VmLck
+ * or VmPin (the loader's list), or else the raw form below on every
+ * syscall. */
 SEC("tracepoint")
 int host_sys_exit_tp(void *ctx)
 {
@@ -343,10 +348,19 @@ int host_sys_exit_tp(void *ctx)
 	return 0;
 }
 
+/* Host-wide, the calls that move VmLck or VmPin and no VM are followed
+ * too (user/capture/capture.c: host_calls). */
+static __always_inline bool host_pin_call(long nr)
+{
+	return nr == MW_NR_mlockall || nr == MW_NR_munlockall || nr == MW_NR_io_uring_register;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(host_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (syscall_op(MW_SYSCALL_NR(regs)))
+	long nr = MW_SYSCALL_NR(regs);
+
+	if (syscall_op(nr) || host_pin_call(nr))
 		host_syscall();
 	return 0;
 }

@@ -493,7 +493,8 @@ struct mw_host {
 	__u64 faults;		/* user faults and kernel faults on user memory */
 	__u64 mapped_bytes, unmapped_bytes;	/* VM growth and shrinkage seen */
 	__u64 first_ns;		/* when it joined */
-	__u64 locked, pinned;	/* pages: VmLck, VmPin at its last traced call */
+	__u64 locked, pinned;	/* pages: VmLck, VmPin at its last call that
+				 * moves them (mlock*, io_uring_register...) */
 	char comm[MW_COMM_LEN];
 };
 

@@ -35,6 +35,7 @@ enum {	/* arch/x86/entry/syscalls/syscall_64.tbl */
 	MW_NR_mremap = 25, MW_NR_madvise = 28, MW_NR_shmat = 30, MW_NR_shmdt = 67,
 	MW_NR_mlock = 149, MW_NR_munlock = 150, MW_NR_prctl = 157,
 	MW_NR_mlock2 = 325, MW_NR_pkey_mprotect = 329, MW_NR_mseal = 462,
+	MW_NR_mlockall = 151, MW_NR_munlockall = 152, MW_NR_io_uring_register = 427,
 };
 /* regs: the BTF pointer of a tp_btf argument, so this is a plain load. */
 #define MW_SYSCALL_NR(regs)	((regs)->orig_ax)
@@ -44,6 +45,7 @@ enum {	/* include/uapi/asm-generic/unistd.h */
 	MW_NR_mremap = 216, MW_NR_madvise = 233, MW_NR_shmat = 196, MW_NR_shmdt = 197,
 	MW_NR_mlock = 228, MW_NR_munlock = 229, MW_NR_prctl = 167,
 	MW_NR_mlock2 = 284, MW_NR_pkey_mprotect = 288, MW_NR_mseal = 462,
+	MW_NR_mlockall = 230, MW_NR_munlockall = 231, MW_NR_io_uring_register = 427,
 };
 #define MW_SYSCALL_NR(regs)	BPF_CORE_READ((struct user_pt_regs *)(regs), regs[8])
 #else

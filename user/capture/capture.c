@@ -238,19 +238,23 @@ static bool is_rss_program(const struct memwatch_bpf *s, const struct bpf_progra
 
 /*
  * The syscalls memwatch follows (bpf/syscalls.bpf.h: syscall_op), by their
- * tracepoints' names; vm: the calls that change VM, which host-wide mode
- * follows.  A kernel without one of them (mseal before 6.10) has no such
- * call either.
+ * tracepoints' names; host: the calls host-wide mode follows too, those
+ * that change VM, VmLck or VmPin.  A kernel without one of them (mseal
+ * before 6.10) has no such call either.
  */
 static const struct {
 	const char *name;
-	bool vm;
+	bool host;
 } traced_calls[] = {
 	{ "mmap", true }, { "munmap", true }, { "mremap", true }, { "brk", true },
 	{ "shmat", true }, { "shmdt", true }, { "mprotect", false },
-	{ "pkey_mprotect", false }, { "madvise", false }, { "mlock", false },
-	{ "mlock2", false }, { "munlock", false }, { "mseal", false }, { "prctl", false },
+	{ "pkey_mprotect", false }, { "madvise", false }, { "mlock", true },
+	{ "mlock2", true }, { "munlock", true }, { "mseal", false }, { "prctl", false },
 };
+
+/* Host-wide only: calls that move VmLck or VmPin and nothing a traced
+ * process's model follows (bpf/host.bpf.h: host_pin_call). */
+static const char *const host_calls[] = { "mlockall", "munlockall", "io_uring_register" };
 
 /* Calls of other processes that change a traced one's RSS. */
 static const char *const remote_calls[] = {
@@ -307,7 +311,7 @@ static int attach_syscalls(struct mw_capture *c)
 	for (size_t i = 0; i < MW_ARRAY_SIZE(traced_calls); i++) {
 		const char *call = traced_calls[i].name;
 
-		if (c->host && !traced_calls[i].vm)
+		if (c->host && !traced_calls[i].host)
 			continue;
 		const char *dir = "enter";
 
@@ -321,6 +325,11 @@ static int attach_syscalls(struct mw_capture *c)
 		}
 		if (err)
 			mw_dbg("no tracepoint for %s: %s", call, strerror(-err));
+	}
+	for (size_t i = 0; c->host && i < MW_ARRAY_SIZE(host_calls); i++) {
+		err = attach_call(c, exit_prog, "exit", host_calls[i]);
+		if (err)
+			mw_dbg("no tracepoint for %s: %s", host_calls[i], strerror(-err));
 	}
 	/* Other processes' calls on a traced one (bpf/remote.bpf.h);
 	 * process_mrelease came in 5.15. */

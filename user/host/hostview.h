@@ -23,7 +23,7 @@ struct mw_hproc {
 	uint64_t rss_peak;		/* bytes, file + anon + shmem */
 	uint64_t faults;		/* page faults since tracing began */
 	uint64_t mapped, unmapped;	/* VM bytes added / removed since then */
-	uint64_t locked, pinned;	/* bytes: VmLck, VmPin at its last traced call */
+	uint64_t locked, pinned;	/* bytes: VmLck, VmPin after its last call that moves them */
 	int64_t d_vm, d_rss;		/* growth since the previous snapshot */
 	uint64_t d_faults;
 };

@@ -329,10 +329,10 @@ static const struct family proc_families[] = {
 	{ "memwatch_process_unmapped_bytes", COUNTER, "bytes",
 	  "VM the process unmapped since tracing began.", p_unmapped, false },
 	{ "memwatch_process_locked_bytes", GAUGE, "bytes",
-	  "Locked memory of the process (VmLck), as of its last address-space call.",
+	  "Locked memory of the process (VmLck), after its last call that moves it.",
 	  p_locked, false },
 	{ "memwatch_process_pinned_bytes", GAUGE, "bytes",
-	  "Pinned memory of the process (VmPin), as of its last address-space call.",
+	  "Pinned memory of the process (VmPin), after its last call that moves it.",
 	  p_pinned, false },
 };
 

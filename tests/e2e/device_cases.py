@@ -149,8 +149,10 @@ def pin_case(c, s, ck, skipped, ends):
 
 
 def run(c, mw, wl):
-    # vgem: in the kernel matrix's guests (this machine loads no modules).
-    subprocess.run(["modprobe", "vgem"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # vgem, udmabuf: in the kernel matrix's guests (this machine loads no
+    # modules); the system DMA heap is built into 6.12.
+    for mod in ("vgem", "udmabuf"):
+        subprocess.run(["modprobe", mod], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         ck = os.path.join(tmp, "ck")
         os.mkdir(ck)
@@ -166,10 +168,15 @@ def run(c, mw, wl):
         text = p.stdout.decode(errors="replace")
         skipped = open(os.path.join(ck, "skipped")).read().split() \
             if os.path.exists(os.path.join(ck, "skipped")) else []
-        c.check(not [x for x in skipped if x != "drm"],
+        optional = {"drm": "vgem's buffers (no vgem node here)",
+                     "heap": "the DMA heap's buffer (no /dev/dma_heap/system here)",
+                     "udmabuf": "a udmabuf (no /dev/udmabuf here)",
+                     "devmem": "/dev/mem (none here, or not x86-64)"}
+        c.check(not [x for x in skipped if x not in optional],
                 f"devmaps: the BPF array and the io_uring were made ({skipped})")
-        if "drm" in skipped:
-            print("    skip devmaps: vgem's buffers (no vgem node here)")
+        for x in skipped:
+            if x in optional:
+                print("    skip devmaps: " + optional[x])
         sm = {n: os.path.join(ck, n + ".smaps")
               for n in ("bpfmap", "ring", "pin", "drm", "unmap", "final")}
         c.check(device_vm(sm["unmap"]) > device_vm(sm["bpfmap"]),
@@ -215,6 +222,24 @@ def run(c, mw, wl):
             c.check(len(drm) == 1 and len(buf) == 1,
                     f"devmaps: vgem's buffer mapped through the node and its dma-buf "
                     f"({[(v['path'], sorted(v['flags'])) for v in drm + buf]})")
+        # The DMA heap's 4 MiB and udmabuf's 2 MiB: dma-bufs, mapped to the end
+        # (each mapping's kind and RSS against smaps: checked above).
+        for what, size in (("heap", 4 << 20), ("udmabuf", 2 << 20)):
+            if what in skipped:
+                continue
+            v = [v for v in device_vmas(sm["final"])
+                 if v["path"].startswith("/dmabuf:") and v["end"] - v["start"] == size]
+            m = [maps.get(x["start"]) for x in v]
+            c.check(len(v) == 1 and m[0] is not None and m[0]["device"] == "dmabuf",
+                    f"devmaps: {what}: a {size >> 20} MiB dma-buf mapping, kind dmabuf "
+                    f"({[(x['path'], sorted(x['flags']), x['rss']) for x in v]})")
+        if "devmem" not in skipped:
+            v = [v for v in device_vmas(sm["final"]) if v["path"] == "/dev/mem"]
+            m = [maps.get(x["start"]) for x in v]
+            c.check(len(v) == 1 and m[0] is not None and m[0]["device"] == "pfn_io" and
+                    m[0]["rss_bytes"] == 0 == v[0]["rss"],
+                    f"devmaps: /dev/mem: kind pfn_io, no RSS "
+                    f"({[(x['path'], sorted(x['flags']), x['rss']) for x in v]})")
         vvar = [m for m in s["mappings"] if m["path"] == "[vvar]"]
         c.check(all(m["kind"] == "vvar" for m in vvar),
                 f"devmaps: [vvar] (VM_PFNMAP too) stays vvar ({[m['kind'] for m in vvar]})")

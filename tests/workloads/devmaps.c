@@ -23,7 +23,13 @@
  *   "drm"     where a vgem node exists (modprobe vgem): an 8 MiB dumb
  *             buffer mapped through the node and half written (GEM shmem:
  *             vmf_insert_pfn, VM_PFNMAP, no RSS), exported as a dma-buf and
- *             mapped through that too;
+ *             mapped through that too; where the system DMA heap is
+ *             (6.12: /dev/dma_heap/system), 4 MiB from it, mapped and half
+ *             written; where udmabuf is (modprobe udmabuf), a dma-buf made
+ *             of 2 MiB of a sealed memfd, mapped and half written (each
+ *             skipped where absent: "heap", "udmabuf" in "skipped"); on
+ *             x86-64 where /dev/mem is, 64 KiB of the BIOS area read-only
+ *             (remap_pfn_range of I/O memory: VM_IO, no RSS; "devmem");
  *   "unmap"   the io_uring's buffer unregistered, the 1 MiB left of the
  *             4 MiB munlock()ed, the BPF array unmapped.
  * Then "final".  iters: 6 iterations (USDT, checkpoint "it<k>" before
@@ -36,7 +42,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/dma-heap.h>
 #include <linux/io_uring.h>
+#include <linux/udmabuf.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -172,6 +180,65 @@ static void note_skipped(const char *what)
 	note("skipped", what);
 }
 
+/* 64 KiB of /dev/mem at the BIOS area, which CONFIG_STRICT_DEVMEM allows
+ * on x86 (arm64 has no such fixed range). */
+static bool map_devmem(void)
+{
+#ifdef __x86_64__
+	int fd = open("/dev/mem", O_RDONLY | O_CLOEXEC);
+	volatile char *p;
+
+	if (fd < 0)
+		return false;
+	p = mmap(NULL, KIB(64), PROT_READ, MAP_SHARED, fd, 0xf0000);
+	if (p == MAP_FAILED)
+		return false;
+	(void)p[0];
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* Map a dma-buf fd and write half of it; false where it cannot be mapped. */
+static bool map_dmabuf(int fd, size_t len)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return false;
+	touch(p, len / 2);
+	return true;
+}
+
+/* 4 MiB from the system DMA heap (remap_pfn_range of its pages). */
+static bool map_heap(void)
+{
+	struct dma_heap_allocation_data d = { .len = MIB(4), .fd_flags = O_RDWR | O_CLOEXEC };
+	int heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+
+	if (heap < 0 || ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &d))
+		return false;
+	return map_dmabuf((int)d.fd, MIB(4));
+}
+
+/* A dma-buf of 2 MiB of a memfd (udmabuf wants it sealed against shrinking). */
+static bool map_udmabuf(void)
+{
+	struct udmabuf_create c = { .flags = UDMABUF_FLAGS_CLOEXEC, .size = MIB(2) };
+	int dev = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	int mfd, buf;
+
+	if (dev < 0)
+		return false;
+	mfd = memfd_create("devmaps-udmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (mfd < 0 || ftruncate(mfd, (off_t)MIB(2)) || fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		die("memfd for udmabuf");
+	c.memfd = (uint32_t)mfd;
+	buf = ioctl(dev, UDMABUF_CREATE, &c);
+	return buf >= 0 && map_dmabuf(buf, MIB(2));
+}
+
 /* "pin": 2 MiB registered with the ring (VmPin), 4 MiB locked and 3 MiB
  * of it unlocked; returns the 4 MiB. */
 static char *pin(int ring)
@@ -278,6 +345,12 @@ int main(int argc, char **argv)
 	memwatch_mark_phase("drm");	/* -1 untraced, or traced host-wide */
 	if (!map_vgem())
 		note_skipped("drm");
+	if (!map_heap())
+		note_skipped("heap");
+	if (!map_udmabuf())
+		note_skipped("udmabuf");
+	if (!map_devmem())
+		note_skipped("devmem");
 
 	ckpt("unmap");
 	MEMWATCH_PHASE("unmap");

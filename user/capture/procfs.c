@@ -1043,29 +1043,44 @@ int procfs_pagemap_open(pid_t pid)
 	return fd < 0 ? neg_errno() : fd;
 }
 
+/* The pages of [start, end), ps bytes each, through fn, with a chunk
+ * buffer of its own.  0 or -errno. */
+static int pagemap_range(int fd, uint64_t start, uint64_t end, uint64_t ps,
+			 pagemap_fn fn, void *ctx)
+{
+	uint64_t *e;
+	int err;
+
+	if (start >= end)
+		return 0;
+	e = malloc(PAGEMAP_CHUNK * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	err = pagemap_walk(fd, start / ps, end / ps + (end % ps != 0), e, fn, ctx);
+	free(e);
+	return err;
+}
+
+/* The kernel's page size, or 0. */
+static uint64_t page_size(void)
+{
+	long sz = sysconf(_SC_PAGESIZE);
+
+	return sz > 0 ? (uint64_t)sz : 0;
+}
+
 int procfs_pagemap_rss_fd(int fd, uint64_t start, uint64_t end,
 			  uint64_t *anon_bytes, uint64_t *file_bytes)
 {
 	struct pagemap_counts c = { 0 };
-	uint64_t ps, *e;
-	int err = 0;
-	long sz;
+	uint64_t ps = page_size();
+	int err;
 
-	if (!anon_bytes || !file_bytes)
+	if (!anon_bytes || !file_bytes || !ps)
 		return -EINVAL;
 	*anon_bytes = 0;
 	*file_bytes = 0;
-	sz = sysconf(_SC_PAGESIZE);
-	if (sz <= 0)
-		return -EINVAL;
-	ps = (uint64_t)sz;
-	e = malloc(PAGEMAP_CHUNK * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	if (start < end)
-		err = pagemap_walk(fd, start / ps, end / ps + (end % ps != 0),
-				   e, pagemap_count, &c);
-	free(e);
+	err = pagemap_range(fd, start, end, ps, pagemap_count, &c);
 	if (err)
 		return err;
 	*anon_bytes = c.anon * ps;
@@ -1075,22 +1090,10 @@ int procfs_pagemap_rss_fd(int fd, uint64_t start, uint64_t end,
 
 int procfs_pagemap_resident_fd(int fd, uint64_t start, uint64_t end, uint64_t *bits)
 {
-	long sz = sysconf(_SC_PAGESIZE);
-	struct pagemap_bits b;
-	uint64_t ps, *e;
-	int err = 0;
+	uint64_t ps = page_size();
+	struct pagemap_bits b = { .first = ps ? start / ps : 0, .bits = bits };
 
-	if (sz <= 0)
-		return -EINVAL;
-	ps = (uint64_t)sz;
-	e = malloc(PAGEMAP_CHUNK * sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	b = (struct pagemap_bits){ .first = start / ps, .bits = bits };
-	if (start < end)
-		err = pagemap_walk(fd, start / ps, end / ps + (end % ps != 0), e, pagemap_mark, &b);
-	free(e);
-	return err;
+	return ps ? pagemap_range(fd, start, end, ps, pagemap_mark, &b) : -EINVAL;
 }
 
 int procfs_pagemap_rss(pid_t pid, uint64_t start, uint64_t end,

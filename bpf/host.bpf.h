@@ -37,6 +37,21 @@ struct {
 	__type(value, __u32);
 } host_cg SEC(".maps");
 
+/* Device VM (bytes, bpf/vma.bpf.h: vma_is_device) in the range a call of
+ * this thread is about to unmap or replace, from its entry to its exit;
+ * only for processes that hold some. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} host_dev_gone SEC(".maps");
+
+#define MW_MAP_FIXED		0x10	/* the same on every architecture here */
+#define MW_MREMAP_FIXED		0x2
+#define MW_HOST_DEV_WALK	16	/* VMAs walked in one call's range */
+#define MW_DEV_SHORT		(1ULL << 63)
+
 /* Does the current task belong to the traced set by itself? */
 static __always_inline bool host_admits_current(void)
 {
@@ -69,6 +84,9 @@ static __always_inline void host_fill(struct mw_host *h, struct mm_struct *mm)
 	h->vm_peak = h->total_vm;
 	h->locked = mm ? MW_LD(mm, locked_vm) : 0;
 	h->pinned = mm ? MW_LD(mm, pinned_vm.counter) : 0;
+	/* A new mm has no device mappings; a forked one is given its
+	 * parent's (host_fork). */
+	h->device_bytes = h->device_peak = 0;
 	/* The peak is this mm's from here, read or not: before 6.2 (no
 	 * per-CPU offsets) an exec kept the forked image's RSS peak, the
 	 * parent's pages (a Python test runner's 18 MiB for a 12 MiB
@@ -196,8 +214,107 @@ static __always_inline void host_rss(__u64 key, bool curr, __u32 member, __s64 v
 	host_note(h);
 }
 
-/* After an address-space syscall: VM, VmLck and VmPin as the mm has them. */
-static __always_inline void host_syscall(void)
+struct dev_walk {
+	__u64 addr, end, sum;
+	bool hole;
+};
+
+static long dev_walk_step(__u64 i, struct dev_walk *w)
+{
+	struct vma_probe pr = {};
+
+	if (w->addr >= w->end)
+		return 1;
+	if (vma_device_at(mw_current_task(), w->addr, &pr)) {
+		w->hole = true;
+		return 1;
+	}
+	if (pr.device)
+		w->sum += (pr.end < w->end ? pr.end : w->end) - w->addr;
+	w->addr = pr.end;
+	return 0;
+}
+
+/*
+ * Bytes of device VMAs in [start, end) of the current task's mm, walking at
+ * most MW_HOST_DEV_WALK VMAs from start; MW_DEV_SHORT set where the walk
+ * stopped before end (a hole, or more VMAs), and what lies beyond is not
+ * counted.  Global, and its step a bpf_loop() callback: verified once.
+ */
+__noinline __u64 host_dev_bytes(__u64 start, __u64 end)
+{
+	struct dev_walk w = { .addr = start, .end = end };
+
+	mw_loop(MW_HOST_DEV_WALK, dev_walk_step, &w);
+	return w.hole || w.addr < w.end ? w.sum | MW_DEV_SHORT : w.sum;
+}
+
+/* Page-rounded length, as the kernel takes it; 0 for the absurd. */
+static __always_inline __u64 host_len(__u64 len)
+{
+	return len < (1ULL << 56) ? (len + MW_PAGE_SIZE - 1) & ~(MW_PAGE_SIZE - 1) : 0;
+}
+
+/*
+ * Before mmap(MAP_FIXED), mremap and munmap of a process holding device
+ * memory: how much of it the call may remove, for its exit to take off.
+ * Per thread, so concurrent calls of two threads do not mix.
+ */
+static __always_inline void host_call_enter(long nr, struct pt_regs *regs)
+{
+	__u64 a[6], gone, more = 0;
+	struct mw_host *h;
+	__u32 tid;
+
+	if (nr != MW_NR_munmap && nr != MW_NR_mremap && nr != MW_NR_mmap)
+		return;
+	h = host_current(false);
+	if (!h || !h->device_bytes || !regs)
+		return;
+	syscall_args(regs, a);
+	if (nr == MW_NR_mmap && !(a[3] & MW_MAP_FIXED))
+		return;		/* a free range: nothing replaced */
+	gone = host_dev_bytes(a[0], a[0] + host_len(a[1]));
+	if (nr == MW_NR_mremap && (a[3] & MW_MREMAP_FIXED))
+		more = host_dev_bytes(a[4], a[4] + host_len(a[2]));
+	if ((gone | more) & MW_DEV_SHORT)
+		h->flags |= MW_HOST_DEV_SHORT;
+	gone = (gone & ~MW_DEV_SHORT) + (more & ~MW_DEV_SHORT);
+	if (!gone)
+		return;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_map_update_elem(&host_dev_gone, &tid, &gone, BPF_ANY);
+}
+
+/* After mmap, mremap or munmap: what left (host_call_enter), and what the
+ * call mapped at ret, if a device's (its VMA: special mappings never
+ * merge). */
+static __always_inline void host_device(struct mw_host *h, long nr, long ret)
+{
+	struct vma_probe pr = { .fill = MW_PROBE_DEVICE };
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *gone;
+
+	if (nr != MW_NR_munmap && nr != MW_NR_mremap && nr != MW_NR_mmap)
+		return;
+	gone = h->device_bytes ? bpf_map_lookup_elem(&host_dev_gone, &tid) : NULL;
+	if (gone) {
+		if (ret >= 0 || ret < -4095)	/* it succeeded */
+			h->device_bytes -= *gone < h->device_bytes ? *gone : h->device_bytes;
+		bpf_map_delete_elem(&host_dev_gone, &tid);
+	}
+	if (nr == MW_NR_munmap || (ret < 0 && ret >= -4095))
+		return;
+	if (!vma_device_at(mw_current_task(), (__u64)ret, &pr) && pr.device && pr.start == (__u64)ret) {
+		h->device_bytes += pr.end - pr.start;
+		if (h->device_bytes > h->device_peak)
+			h->device_peak = h->device_bytes;
+	}
+}
+
+/* After an address-space syscall: VM, VmLck and VmPin as the mm has them,
+ * and device VM. */
+static __always_inline void host_syscall(long nr, long ret)
 {
 	struct mm_struct *mm;
 	struct mw_host *h;
@@ -206,6 +323,7 @@ static __always_inline void host_syscall(void)
 	h = host_current(true);
 	if (!h)
 		return;
+	host_device(h, nr, ret);
 	mm = task_mm(mw_current_task());
 	vm = MW_LD(mm, total_vm);
 	h->locked = MW_LD(mm, locked_vm);
@@ -223,15 +341,21 @@ static __always_inline void host_syscall(void)
 static __always_inline void host_fork(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
-	struct mw_host *p;
+	struct mw_host *p, *c = NULL;
 
 	if (child->pid != ctgid)
 		return;		/* a thread: its process is there already */
 	p = bpf_map_lookup_elem(&hosts, &ptgid);
 	if (p && (p->flags & MW_HOST_FOLLOW))
-		host_add(ctgid, child, MW_HOST_FOLLOW);
+		c = host_add(ctgid, child, MW_HOST_FOLLOW);
 	else if (host_admits_current())
-		host_add(ctgid, child, 0);
+		c = host_add(ctgid, child, 0);
+	/* The child's mm is a copy: its device mappings too, but those the
+	 * driver marked VM_DONTCOPY, which are not counted off here. */
+	if (c && p && p->device_bytes) {
+		c->device_bytes = c->device_peak = p->device_bytes;
+		c->flags |= p->flags & MW_HOST_DEV_SHORT;
+	}
 }
 
 /* exec: a new mm, new peaks, a new name. */
@@ -342,9 +466,25 @@ int BPF_KPROBE(host_mm_fault_kprobe, struct vm_area_struct *vma, unsigned long a
  * or VmPin (the loader's list), or else the raw form below on every
  * syscall. */
 SEC("tracepoint")
-int host_sys_exit_tp(void *ctx)
+int host_sys_exit_tp(struct mw_sys_exit_ctx *ctx)
 {
-	host_syscall();
+	host_syscall(ctx->nr, ctx->ret);
+	return 0;
+}
+
+/* Attached to syscalls:sys_enter_{mmap,munmap,mremap} where the exits are
+ * per call; else the raw form below. */
+SEC("tracepoint")
+int host_sys_enter_tp(struct mw_sys_enter_ctx *ctx)
+{
+	host_call_enter(ctx->nr, mw_task_pt_regs(mw_current_task()));
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(host_sys_enter, struct pt_regs *regs, long id)
+{
+	host_call_enter(id, regs);
 	return 0;
 }
 
@@ -361,7 +501,7 @@ int BPF_PROG(host_sys_exit, struct pt_regs *regs, long ret)
 	long nr = MW_SYSCALL_NR(regs);
 
 	if (syscall_op(nr) || host_pin_call(nr))
-		host_syscall();
+		host_syscall(nr, ret);
 	return 0;
 }
 

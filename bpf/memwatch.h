@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	8
+#define MW_ABI_VERSION	9
 
 #define MW_COMM_LEN	16
 #define MW_UPROBE_BANK	16	/* compat object: --phase-at/--iter specs (mark.bpf.h) */
@@ -481,6 +481,10 @@ struct mw_proc {
  * go by; only exits travel through the ring buffer.
  */
 #define MW_HOST_FOLLOW	0x1	/* its children join when they fork (-f) */
+#define MW_HOST_DEV_SHORT 0x2	/* a call removed device VMAs memwatch could
+				 * not all walk (a hole in its range, or more
+				 * than MW_HOST_DEV_WALK): device_bytes may
+				 * be over */
 
 struct mw_host {
 	__u32 flags;		/* MW_HOST_* */
@@ -495,6 +499,8 @@ struct mw_host {
 	__u64 first_ns;		/* when it joined */
 	__u64 locked, pinned;	/* pages: VmLck, VmPin at its last call that
 				 * moves them (mlock*, io_uring_register...) */
+	__u64 device_bytes, device_peak;	/* VM of kind "device" (a
+				 * driver's, a dma-buf's), and its peak */
 	char comm[MW_COMM_LEN];
 };
 

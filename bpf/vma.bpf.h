@@ -152,11 +152,22 @@ static __always_inline __u32 file_path(struct file *f, char *b, __u32 *vflags)
 }
 
 struct vma_probe {
-	__u32 fill;		/* fill scratch op record's vmas[idx] */
-	__u32 idx;
+	__u32 fill;		/* MW_PROBE_* */
+	__u32 idx;		/* MW_PROBE_FILL: into the op record's vmas[idx] */
 	__u32 found;
-	__u32 pad;
+	__u32 device;		/* MW_PROBE_DEVICE: a device's VMA */
 	__u64 start, end, flags;
+};
+
+#define MW_DMA_BUF_MAGIC	0x444d4142	/* include/uapi/linux/magic.h */
+#define MW_S_IFMT		0170000
+#define MW_S_IFCHR		0020000
+#define MW_MEM_MAJOR		1		/* /dev/mem, /dev/zero, ... */
+
+enum {
+	MW_PROBE_BOUNDS,	/* bounds and flags */
+	MW_PROBE_FILL,		/* and the whole mw_vma, path and all */
+	MW_PROBE_DEVICE,	/* bounds, flags, and whether it is a device's */
 };
 
 static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
@@ -218,6 +229,48 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	bpf_probe_read_kernel(rec->paths[idx], len,
 			      &pb->b[pos & (MW_PATH_LEN - 1)]);
 	rec->nr_paths = idx + 1;
+	return 0;
+}
+
+/*
+ * Is this VMA memory of a device, as user/analysis/classify.c tells kind
+ * "device" from the flags and the path: mapped by page frame or page by
+ * page (VM_PFNMAP, VM_MIXEDMAP), a dma-buf's (its file on the dma-buf
+ * pseudo file system, whatever the exporter), or a character device's
+ * other than the memory devices' (a private /dev/zero is anonymous memory).
+ */
+static __always_inline bool vma_is_device(struct vm_area_struct *vma, __u64 flags)
+{
+	struct super_block *sb;
+	struct inode *ino;
+	struct file *f;
+	__u32 mode;
+
+	if (flags & (MW_VM_PFNMAP | MW_VM_MIXEDMAP))
+		return true;
+#ifndef MW_COMPAT
+	if (bpf_rdonly_cast)
+		vma = bpf_rdonly_cast(vma, bpf_core_type_id_kernel(struct vm_area_struct));
+#endif
+	f = MW_LD(vma, vm_file);
+	if (!f)
+		return false;
+	ino = MW_LD(f, f_inode);
+	sb = MW_LD(ino, i_sb);
+	if (MW_LD(sb, s_magic) == MW_DMA_BUF_MAGIC)
+		return true;
+	mode = MW_LD(ino, i_mode);
+	return (mode & MW_S_IFMT) == MW_S_IFCHR && (MW_LD(ino, i_rdev) >> 20) != MW_MEM_MAJOR;
+}
+
+static long vma_device_cb(struct task_struct *task, struct vm_area_struct *vma,
+			  struct vma_probe *pr)
+{
+	pr->found = 1;
+	pr->start = MW_LD(vma, vm_start);
+	pr->end = MW_LD(vma, vm_end);
+	pr->flags = MW_LD(vma, vm_flags);
+	pr->device = vma_is_device(vma, pr->flags);
 	return 0;
 }
 
@@ -290,8 +343,10 @@ static __always_inline long compat_find_vma(struct task_struct *task, __u64 addr
 		return -16;	/* EBUSY: a tree being rebalanced */
 	if (!v || BPF_CORE_READ(vma, vm_start) > addr)
 		return -2;	/* ENOENT */
-	if (pr->fill)
+	if (pr->fill == MW_PROBE_FILL)
 		vma_probe_cb(task, vma, pr);
+	else if (pr->fill == MW_PROBE_DEVICE)
+		vma_device_cb(task, vma, pr);
 	else
 		vma_bounds_cb(task, vma, pr);
 	return 0;
@@ -310,6 +365,27 @@ static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 #else
 	err = pr->fill ? bpf_find_vma(task, addr, vma_probe_cb, pr, 0) :
 			 bpf_find_vma(task, addr, vma_bounds_cb, pr, 0);
+#endif
+	if (err == -16 /* EBUSY */)
+		stat_inc(MW_STAT_FIND_BUSY);
+	return err;
+}
+
+/* vma_at() with the device test (vma_device_cb).  A function of its own:
+ * given one call with the callback chosen at run time, clang passes
+ * bpf_find_vma() a register the verifier cannot follow, and the callbacks
+ * not taken are dropped as dead code ("verifier bug: No program to jit"). */
+static __always_inline long vma_device_at(struct task_struct *task, __u64 addr,
+					  struct vma_probe *pr)
+{
+	long err;
+
+	pr->found = 0;
+	pr->fill = MW_PROBE_DEVICE;
+#ifdef MW_COMPAT
+	err = compat_find_vma(task, addr, pr);
+#else
+	err = bpf_find_vma(task, addr, vma_device_cb, pr, 0);
 #endif
 	if (err == -16 /* EBUSY */)
 		stat_inc(MW_STAT_FIND_BUSY);
@@ -345,7 +421,7 @@ __noinline int vma_walk(__u64 start, __u64 end, __u32 how)
 {
 	struct task_struct *task = mw_current_task();
 	union mw_scratch *sc = scratch_get(0);
-	struct vma_probe pr = { .fill = 1 };
+	struct vma_probe pr = { .fill = MW_PROBE_FILL };
 	bool strict = how == MW_WALK_STRICT;
 	struct mw_op_rec *rec;
 	__u64 addr = start;

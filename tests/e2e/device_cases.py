@@ -9,6 +9,7 @@ own smaps at each phase's end: which VMAs carry "pf" or "mm" in VmFlags,
 their sizes and Rss."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 
@@ -23,7 +24,11 @@ def expected_kind(v):
         return "pfn_io" if "io" in v["flags"] else "pfn"
     if "mm" in v["flags"]:
         return "mixed"
-    if v["path"].startswith("/dev/") and v["path"] != "/dev/zero":
+    # A device node; not /dev/shm's files, nor /dev/zero (a private mapping
+    # is anonymous memory, a shared one "/dev/zero (deleted)", shmem).
+    p = v["path"]
+    if p.startswith("/dev/") and not p.startswith(("/dev/shm/", "/dev/zero")) and \
+            not p.endswith(" (deleted)"):
         return "char"
     return None
 
@@ -148,16 +153,40 @@ def pin_case(c, s, ck, skipped, ends):
          "pin: VmPin peak (the highest at a checkpoint)")
 
 
+def svg_points(svg, attr):
+    m = re.search(r'<path ' + attr + r'[^>]* d="([^"]*)"', svg)
+    return [tuple(map(float, x.split())) for x in re.findall(r"[ML]([-\d.]+ [-\d.]+)", m[1])] \
+        if m else []
+
+
+def svg_case(c, svg):
+    """--svg: device VM as a dashed line of its own, under the VM line at
+    every point (the two share the points and the scale), above zero where
+    the BPF array is mapped."""
+    dev = svg_points(svg, 'id="device-vm"')
+    vm = svg_points(svg, 'fill="none" stroke="#c0392b"')
+    if not c.check(len(dev) > 2 and len(dev) == len(vm),
+                   f"svg: a device VM line beside the VM line ({len(dev)}, {len(vm)} points)"):
+        return
+    c.check("VM device" in svg, "svg: the legend names it")
+    base = dev[0][1]
+    c.check(min(y for _, y in dev) < base - 1, "svg: the line rises with the BPF array")
+    c.check(all(d[0] == v[0] and d[1] >= v[1] - 0.05 for d, v in zip(dev, vm)),
+            "svg: device VM is never above VM")
+
+
 def run(c, mw, wl):
-    # vgem, udmabuf: in the kernel matrix's guests (this machine loads no
+    # vgem, udmabuf, and the drivers of the guests' virtio GPU and (x86)
+    # standard VGA: in the kernel matrix's guests (this machine loads no
     # modules); the system DMA heap is built into 6.12.
-    for mod in ("vgem", "udmabuf"):
+    for mod in ("vgem", "udmabuf", "virtio_gpu", "bochs", "bochs-drm"):
         subprocess.run(["modprobe", mod], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         ck = os.path.join(tmp, "ck")
         os.mkdir(ck)
         out = os.path.join(tmp, "s.json")
-        p = subprocess.run([mw, "--threshold", "pinned-bytes=4M", "-j", out, "--",
+        svg = os.path.join(tmp, "s.svg")
+        p = subprocess.run([mw, "--threshold", "pinned-bytes=4M", "-j", out, "--svg", svg, "--",
                             os.path.join(wl, "devmaps")],
                            env=dict(os.environ, MW_CKPT_DIR=ck), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)
@@ -222,6 +251,20 @@ def run(c, mw, wl):
             c.check(len(drm) == 1 and len(buf) == 1,
                     f"devmaps: vgem's buffer mapped through the node and its dma-buf "
                     f"({[(v['path'], sorted(v['flags'])) for v in drm + buf]})")
+        # Other DRM drivers' dumb buffers (virtio-gpu, bochs): 2 MiB through
+        # the node each, a device mapping as smaps says which.
+        cards = open(os.path.join(ck, "cards")).read().split("\n") \
+            if os.path.exists(os.path.join(ck, "cards")) else []
+        for card, drv in (x.split() for x in cards if x):
+            v = [v for v in smaps_vmas(sm["unmap"]) if v["path"] == "/dev/dri/" + card]
+            m = [maps.get(x["start"]) for x in v]
+            c.check(len(v) == 1 and v[0]["end"] - v[0]["start"] == 2 << 20 and
+                    m[0] is not None and m[0]["kind"] == "device" and
+                    m[0]["device"] == expected_kind(v[0]),
+                    f"devmaps: {drv}'s dumb buffer through /dev/dri/{card}: kind device, "
+                    f"{[(x['path'], sorted(x['flags']), x['rss']) for x in v]} "
+                    f"{[(x['kind'], x['device']) for x in m if x]}")
+        print(f"    devmaps: other DRM drivers mapped: {[x.split()[1] for x in cards if x] or 'none'}")
         # The DMA heap's 4 MiB and udmabuf's 2 MiB: dma-bufs, mapped to the end
         # (each mapping's kind and RSS against smaps: checked above).
         for what, size in (("heap", 4 << 20), ("udmabuf", 2 << 20)):
@@ -245,4 +288,5 @@ def run(c, mw, wl):
                 f"devmaps: [vvar] (VM_PFNMAP too) stays vvar ({[m['kind'] for m in vvar]})")
         line = [x for x in text.splitlines() if x.strip().startswith("device ")]
         c.check(len(line) == 1, f"devmaps: the text report's device VM line ({line})")
+        svg_case(c, open(svg).read() if os.path.exists(svg) else "")
         window_case(c, mw, wl, tmp)

@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 import time
 
+from device_cases import device_vm
 from e2eutil import (SPLIT_RSS, parse_status as status, rss_tol as tol, smaps_rss,  # noqa: E402
                      status_slack)
 
@@ -90,6 +91,13 @@ def check_exit(c, label, lines, pid, ck):
            tol(t["VmHWM"]) + status_slack(3))
     c.eq((e["locked_bytes"], e["pinned_bytes"]), (t["VmLck"], t["VmPin"]),
          f"{label}: VmLck and VmPin")
+    # Device VM (issue 27): the VMAs smaps shows as a driver's or a dma-buf's,
+    # at the end, and the largest at a checkpoint.
+    if os.path.exists(smaps):
+        every = [os.path.join(ck, x) for x in os.listdir(ck) if x.endswith(".smaps")]
+        c.eq((e["device_vm_bytes"], e["device_vm_peak_bytes"], e["device_vm_exact"]),
+             (device_vm(smaps), max(device_vm(x) for x in every), True),
+             f"{label}: device VM at exit, its peak, exact")
     c.eq(e.get("exit_status"), 0, f"{label}: exit status")
 
 

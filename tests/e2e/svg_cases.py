@@ -146,6 +146,10 @@ def check_svg(c, label, svg_path, summary, tmp):
     for what in ("VM peak ", "RSS peak "):
         c.check(re.search(">" + what + r"[0-9.]+ (B|KiB|MiB|GiB)</text>", text) is not None,
                 f"{label}: the {what.strip()} is labelled")
+    # A device VM line only where there is device memory (device_cases.py).
+    dev = (summary or {}).get("totals", {}).get("device_vm_peak_bytes", 0)
+    c.eq(('id="device-vm"' in text, "VM device" in text), (dev > 0, dev > 0),
+         f"{label}: a device VM line and its legend only with device VM ({dev} bytes)")
     return text, names
 
 

@@ -2,10 +2,12 @@
 /* test_hostsnap.c — host-wide snapshots: identity, growth, steps, cgroups. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture/procfs.h"
 #include "host/cgroups.h"
 #include "host/hostsnap.h"
 #include "unit.h"
@@ -112,6 +114,46 @@ TEST(cgroup_sums)
 	hsnap_free(&s);
 }
 
+/* Device VM of a process already there, from smaps as the kernel prints
+ * it: the kernel side's rule (bpf/vma.bpf.h: vma_is_device). */
+TEST(device_vm_from_smaps)
+{
+	static const char text[] =
+		"7f0000000000-7f0000400000 rw-s 00000000 00:0e 1063 anon_inode:bpf-map\n"
+		"VmFlags: rd wr sh mr mw me ms mm\n"	/* mixed: 4 MiB */
+		"7f0000400000-7f0000600000 rw-s 100000000 00:05 370 /dev/dri/renderD128\n"
+		"VmFlags: rd wr sh mr mw me ms pf dc de dd\n"	/* pfn: 2 MiB */
+		"7f0000600000-7f0000700000 rw-s 00000000 00:09 2 /dmabuf:\n"
+		"VmFlags: rd wr sh mr mw me ms\n"	/* dma-buf, plain pages: 1 MiB */
+		"7f0000700000-7f0000701000 rw-s 00000000 00:05 12 /dev/nvidiactl\n"
+		"VmFlags: rd wr sh mr mw me ms\n"	/* a device node: 4 KiB */
+		"7f0000800000-7f0000900000 rw-p 00000000 00:05 5 /dev/zero\n"
+		"VmFlags: rd wr mr mw me ac\n"		/* private /dev/zero: anonymous */
+		"7f0000900000-7f0000a00000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n"
+		"VmFlags: rd wr sh mr mw me ms\n"	/* shared: shmem */
+		"7f0000a00000-7f0000b00000 rw-s 00000000 00:19 7 /dev/shm/seg\n"
+		"VmFlags: rd wr sh mr mw me ms\n"
+		"7f0000b00000-7f0000b04000 r--p 00000000 00:00 0 [vvar]\n"
+		"VmFlags: rd mr pf io de dd\n";	/* the kernel's */
+	/* None of these can be a device's: smaps is not read. */
+	static const char plain[] =
+		"7f0000800000-7f0000900000 rw-p 00000000 00:05 5 /dev/zero\n"
+		"7f0000900000-7f0000a00000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n"
+		"7f0000a00000-7f0000b00000 rw-s 00000000 00:19 7 /dev/shm/seg\n"
+		"7f0000b00000-7f0000b04000 r--p 00000000 00:00 0 [vvar]\n"
+		"7f0000c00000-7f0000d00000 r-xp 00000000 fe:01 3 /usr/lib/libc.so.6\n";
+	struct pm_maps m = { 0 };
+
+	if (!CHECK_EQ_INT(procfs_parse_smaps(text, strlen(text), &m), 0))
+		return;
+	CHECK(hsnap_maps_may_device(&m));
+	CHECK_EQ_U64(hsnap_device_vm(&m), 7 * MIB + 4096);
+	procfs_maps_free(&m);
+	if (CHECK_EQ_INT(procfs_parse_maps(plain, strlen(plain), &m), 0))
+		CHECK(!hsnap_maps_may_device(&m));
+	procfs_maps_free(&m);
+}
+
 TEST(sorts)
 {
 	struct mw_hproc r[3] = {
@@ -173,6 +215,7 @@ int main(void)
 	RUN(growth_by_identity);
 	RUN(step_with_exits);
 	RUN(cgroup_sums);
+	RUN(device_vm_from_smaps);
 	RUN(sorts);
 	RUN(live_cgroup_path_of_id);
 	return unit_done();

@@ -82,6 +82,7 @@ static void build(struct mw_hostview *v)
 		p->unmapped = i * MiB;
 		p->locked = (uint64_t)(i % 3) * MiB;
 		p->pinned = (uint64_t)i * 4096;
+		p->device_vm = (uint64_t)(i % 4) * 2 * MiB;
 	}
 	/* i = 2: 4 * 2 % 9 + 1 = 9 MiB, the largest. */
 	memcpy(procs[2].comm, hostile_comm, sizeof(hostile_comm));
@@ -104,6 +105,7 @@ static void build(struct mw_hostview *v)
 		c->unmapped = i * 4096;
 		c->locked = (uint64_t)i * MiB;
 		c->pinned = (uint64_t)(i % 2) * 4096;
+		c->device_vm = (uint64_t)(i % 3) * 64 * MiB;
 	}
 	cgroups[1].path = hostile_path;
 	cgroups[2].path = "/";
@@ -515,7 +517,7 @@ static void check_sums(size_t top_n)
 	static const int members[] = { MW_ANON, MW_FILE, MW_SHMEM };
 	struct mw_hostview v;
 	int64_t vm = 0, peak = 0, swap = 0, faults = 0, mapped = 0, unmapped = 0;
-	int64_t locked = 0, pinned = 0, clocked = 0, cpinned = 0;
+	int64_t locked = 0, pinned = 0, clocked = 0, cpinned = 0, dev = 0, cdev = 0;
 	int64_t cvm = 0, cswap = 0, cfaults = 0, cprocs = 0;
 	size_t n;
 	char *om;
@@ -531,10 +533,12 @@ static void check_sums(size_t top_n)
 		unmapped += procs[i].unmapped;
 		locked += procs[i].locked;
 		pinned += procs[i].pinned;
+		dev += procs[i].device_vm;
 	}
 	for (int i = 0; i < NCG; i++) {
 		clocked += cgroups[i].locked;
 		cpinned += cgroups[i].pinned;
+		cdev += cgroups[i].device_vm;
 		cvm += cgroups[i].vm;
 		cswap += cgroups[i].rss[MW_SWAP];
 		cfaults += cgroups[i].faults;
@@ -550,6 +554,8 @@ static void check_sums(size_t top_n)
 	CHECK_EQ_INT(sum_of(om, "memwatch_process_pinned_bytes", NULL, &n), pinned);
 	CHECK_EQ_INT(sum_of(om, "memwatch_cgroup_locked_bytes", NULL, &n), clocked);
 	CHECK_EQ_INT(sum_of(om, "memwatch_cgroup_pinned_bytes", NULL, &n), cpinned);
+	CHECK_EQ_INT(sum_of(om, "memwatch_process_device_vm_bytes", NULL, &n), dev);
+	CHECK_EQ_INT(sum_of(om, "memwatch_cgroup_device_vm_bytes", NULL, &n), cdev);
 	for (int t = 0; t < 3; t++) {
 		int64_t want = 0, cwant = 0;
 

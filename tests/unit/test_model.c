@@ -1204,7 +1204,8 @@ TEST(classify_files_and_shmem)
 	CHECK_EQ_INT(F("/run/user/1000/pulse", false, 0, 45), MW_K_SHMEM);	/* tmpfs dev */
 	CHECK_EQ_INT(F("/run/user/1000/pulse", false, 0, 46), MW_K_FILE);
 	CHECK_EQ_INT(F("/dev/dri/card0", false, 0, 5), MW_K_DEVICE);
-	CHECK_EQ_INT(F("/dev/zero", false, 0, 5), MW_K_DEVICE);	/* not deleted */
+	/* Not deleted: a private mapping, anonymous memory (mmap_zero()). */
+	CHECK_EQ_INT(F("/dev/zero", false, 0, 5), MW_K_ANON);
 	CHECK_EQ_INT(F("/home/u/memfd:x", true, 254, 1), MW_K_FILE);
 	CHECK_EQ_INT(F("/usr/lib/libc.so.6", false, 254, 1), MW_K_FILE);
 	CHECK_EQ_INT(F("/usr/lib/libc.so.6", true, 254, 1), MW_K_FILE);

@@ -638,6 +638,7 @@ static void apply_mark(struct mw_account *a, const struct mw_mark_rec *mk)
 	struct mw_point at = {
 		.ts = mk->hdr.ts,
 		.vm = mk->total_vm << mw_page_shift,
+		.device_vm = model_kind_vm(&a->model, MW_K_DEVICE),
 		.faults = mk->faults,
 		.mapped = mk->mapped_bytes,
 		.unmapped = mk->unmapped_bytes,
@@ -667,6 +668,7 @@ static void finish_phases(struct mw_account *a)
 	struct mw_point at = {
 		.ts = a->end_ns,
 		.vm = k->total_vm << mw_page_shift,
+		.device_vm = model_kind_vm(&a->model, MW_K_DEVICE),
 		.faults = k->faults + k->kfaults,
 		.mapped = k->mapped_bytes,
 		.unmapped = k->unmapped_bytes,

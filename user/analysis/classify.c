@@ -66,6 +66,9 @@ static enum mw_kind classify_file(const struct mw_layout *l,
 		return MW_K_SHMEM;
 	if (starts_with(p, "/dev/shm/") || on_shmem_dev(l, mp))
 		return MW_K_SHMEM;
+	/* A private mapping of /dev/zero: anonymous memory by another name. */
+	if (strcmp(p ? p : "", "/dev/zero") == 0)
+		return MW_K_ANON;
 	if (starts_with(p, "/dev/"))
 		return MW_K_DEVICE;
 	return MW_K_FILE;

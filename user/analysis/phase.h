@@ -36,6 +36,7 @@ struct mw_growth {
 struct mw_point {
 	uint64_t ts;
 	uint64_t vm;		/* bytes */
+	uint64_t device_vm;	/* bytes of it in device mappings (the model's) */
 	int64_t rss[MW_NR_MEMBERS];
 	uint64_t faults, mapped, unmapped;
 	int64_t fk[MW_FK_NR];	/* faults so far by kind (analysis/faultkind.h) */

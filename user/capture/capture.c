@@ -238,18 +238,20 @@ static bool is_rss_program(const struct memwatch_bpf *s, const struct bpf_progra
 
 /*
  * The syscalls memwatch follows (bpf/syscalls.bpf.h: syscall_op), by their
- * tracepoints' names; host: the calls host-wide mode follows too, those
- * that change VM, VmLck or VmPin.  A kernel without one of them (mseal
- * before 6.10) has no such call either.
+ * tracepoints' names; HOST: the calls host-wide mode follows too, those
+ * that change VM, VmLck or VmPin; HOST_ENTER: those that can remove a
+ * device's mappings, seen at entry too (bpf/host.bpf.h: host_call_enter).
+ * A kernel without one of them (mseal before 6.10) has no such call either.
  */
+enum { HOST = 1, HOST_ENTER = 2 };
 static const struct {
 	const char *name;
-	bool host;
+	unsigned int host;
 } traced_calls[] = {
-	{ "mmap", true }, { "munmap", true }, { "mremap", true }, { "brk", true },
-	{ "shmat", true }, { "shmdt", true }, { "mprotect", false },
-	{ "pkey_mprotect", false }, { "madvise", false }, { "mlock", true },
-	{ "mlock2", true }, { "munlock", true }, { "mseal", false }, { "prctl", false },
+	{ "mmap", HOST | HOST_ENTER }, { "munmap", HOST | HOST_ENTER },
+	{ "mremap", HOST | HOST_ENTER }, { "brk", HOST }, { "shmat", HOST }, { "shmdt", HOST },
+	{ "mprotect", 0 }, { "pkey_mprotect", 0 }, { "madvise", 0 }, { "mlock", HOST },
+	{ "mlock2", HOST }, { "munlock", HOST }, { "mseal", 0 }, { "prctl", 0 },
 };
 
 /* Host-wide only: calls that move VmLck or VmPin and nothing a traced
@@ -265,10 +267,10 @@ static bool is_syscall_program(const struct memwatch_bpf *s, const struct bpf_pr
 			       bool *tp)
 {
 	*tp = p == s->progs.sys_enter_tp || p == s->progs.sys_exit_tp ||
-	      p == s->progs.host_sys_exit_tp || p == s->progs.remote_enter_tp ||
-	      p == s->progs.remote_exit_tp;
+	      p == s->progs.host_sys_exit_tp || p == s->progs.host_sys_enter_tp ||
+	      p == s->progs.remote_enter_tp || p == s->progs.remote_exit_tp;
 	return *tp || p == s->progs.sys_enter_raw || p == s->progs.sys_exit_raw ||
-	       p == s->progs.host_sys_exit;
+	       p == s->progs.host_sys_exit || p == s->progs.host_sys_enter;
 }
 
 /* The per-process sys_exit program of this kernel, the one slowest to verify. */
@@ -315,7 +317,11 @@ static int attach_syscalls(struct mw_capture *c)
 			continue;
 		const char *dir = "enter";
 
-		err = c->host ? 0 : attach_call(c, s->progs.sys_enter_tp, dir, call);
+		if (c->host)
+			err = traced_calls[i].host & HOST_ENTER ?
+			      attach_call(c, s->progs.host_sys_enter_tp, dir, call) : 0;
+		else
+			err = attach_call(c, s->progs.sys_enter_tp, dir, call);
 		if (!err)
 			err = attach_call(c, exit_prog, dir = "exit", call);
 		if (err && i < 4) {

@@ -97,6 +97,25 @@ static void comm_of(pid_t pid, char out[MW_COMM_LEN])
 	free(text);
 }
 
+/* Device VM of pid now (hostsnap.h): smaps only where maps says it may
+ * have some. */
+static uint64_t device_vm_of(pid_t pid)
+{
+	struct pm_maps m = { 0 };
+	uint64_t sum = 0;
+
+	if (procfs_read_maps(pid, &m))
+		return 0;
+	if (hsnap_maps_may_device(&m)) {
+		procfs_maps_free(&m);
+		if (procfs_read_smaps(pid, &m))
+			return 0;
+		sum = hsnap_device_vm(&m);
+	}
+	procfs_maps_free(&m);
+	return sum;
+}
+
 /* Start tracing pid with its totals as /proc shows them now. */
 static void seed(struct host *h, pid_t pid, uint32_t flags)
 {
@@ -119,6 +138,7 @@ static void seed(struct host *h, pid_t pid, uint32_t flags)
 	init.rss_peak = st.vm_hwm;
 	init.locked = st.vm_lck >> mw_page_shift;
 	init.pinned = st.vm_pin >> mw_page_shift;
+	init.device_bytes = init.device_peak = device_vm_of(pid);
 	capture_host_add(h->cap, pid, &init);
 }
 

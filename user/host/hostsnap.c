@@ -5,6 +5,7 @@
 
 #include "host/hostsnap.h"
 #include "analysis/idmap.h"
+#include "capture/procfs.h"
 #include "util.h"
 
 int64_t hproc_rss(const struct mw_hproc *p)
@@ -35,6 +36,9 @@ void hproc_from_host(struct mw_hproc *out, uint32_t pid, const struct mw_host *h
 	out->unmapped = h->unmapped_bytes;
 	out->locked = h->locked << mw_page_shift;
 	out->pinned = h->pinned << mw_page_shift;
+	out->device_vm = h->device_bytes;
+	out->device_vm_peak = h->device_peak;
+	out->device_vm_exact = !(h->flags & MW_HOST_DEV_SHORT);
 }
 
 static int by_pid(const void *a, const void *b)
@@ -133,6 +137,7 @@ static void cg_add(struct mw_hcgroup *g, const struct mw_hproc *p)
 	g->unmapped += p->unmapped;
 	g->locked += p->locked;
 	g->pinned += p->pinned;
+	g->device_vm += p->device_vm;
 	g->d_vm += p->d_vm;
 	g->d_rss += p->d_rss;
 }
@@ -163,4 +168,47 @@ size_t hsnap_cgroups(const struct mw_hproc *rows, size_t n, mw_cgroup_name_fn fn
 	qsort(v, k, sizeof(*v), cg_rss_desc);
 	*out = v;
 	return k;
+}
+
+/* ---- device VM of a process already there ------------------------------- */
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return s && strncmp(s, p, strlen(p)) == 0;
+}
+
+/* A path through which a device's memory can be mapped: a device node (but
+ * /dev/zero, whose private mapping is anonymous, and /dev/shm), a dma-buf,
+ * an anon_inode (a BPF map, io_uring's rings). */
+static bool device_path(const struct pm_vma *v)
+{
+	if (has_prefix(v->path, "/dev/"))
+		return !v->deleted && !has_prefix(v->path, "/dev/shm/") &&
+		       strcmp(v->path, "/dev/zero") != 0;
+	return has_prefix(v->path, "/dmabuf:") || has_prefix(v->path, "anon_inode:");
+}
+
+bool hsnap_maps_may_device(const struct pm_maps *maps)
+{
+	for (size_t i = 0; i < maps->n; i++)
+		if (device_path(&maps->v[i]))
+			return true;
+	return false;
+}
+
+uint64_t hsnap_device_vm(const struct pm_maps *smaps)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < smaps->n; i++) {
+		const struct pm_vma *v = &smaps->v[i];
+		bool dev = (v->vm_flags & (MW_VM_PFNMAP | MW_VM_MIXEDMAP)) ||
+			   has_prefix(v->path, "/dmabuf:") ||
+			   (has_prefix(v->path, "/dev/") && device_path(v));
+
+		/* [vvar] is VM_PFNMAP too: the kernel's, not a device's. */
+		if (dev && !has_prefix(v->path, "["))
+			sum += v->end - v->start;
+	}
+	return sum;
 }

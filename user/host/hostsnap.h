@@ -57,6 +57,18 @@ size_t hsnap_growth(const struct mw_hsnap *from, const struct mw_hsnap *to,
 size_t hsnap_cgroups(const struct mw_hproc *rows, size_t n, mw_cgroup_name_fn fn, void *ctx,
 		     struct mw_hcgroup **out);
 
+/*
+ * Device VM (bytes) of a process from its smaps, by the kernel side's rule
+ * (bpf/vma.bpf.h: vma_is_device): mapped by page frame or page by page, a
+ * dma-buf's, or a character device's but the memory devices'.  For a
+ * process that was there before tracing began.  hsnap_maps_may_device():
+ * whether its maps (no flags) has a line that could be one, so that smaps is
+ * read only then.
+ */
+struct pm_maps;
+uint64_t hsnap_device_vm(const struct pm_maps *smaps);
+bool hsnap_maps_may_device(const struct pm_maps *maps);
+
 /* Order rows: largest growth (RSS, then VM) first. */
 void hproc_sort_growth(struct mw_hproc *rows, size_t n);
 

@@ -9,6 +9,7 @@
 #ifndef MW_HOSTVIEW_H
 #define MW_HOSTVIEW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "memwatch.h"
@@ -24,6 +25,9 @@ struct mw_hproc {
 	uint64_t faults;		/* page faults since tracing began */
 	uint64_t mapped, unmapped;	/* VM bytes added / removed since then */
 	uint64_t locked, pinned;	/* bytes: VmLck, VmPin after its last call that moves them */
+	uint64_t device_vm;		/* bytes of kind "device" (a driver's, a dma-buf's) */
+	uint64_t device_vm_peak;
+	bool device_vm_exact;		/* false: a call removed some memwatch could not walk */
 	int64_t d_vm, d_rss;		/* growth since the previous snapshot */
 	uint64_t d_faults;
 };
@@ -36,6 +40,7 @@ struct mw_hcgroup {
 	int64_t rss[MW_NR_MEMBERS];
 	uint64_t faults, mapped, unmapped;
 	uint64_t locked, pinned;
+	uint64_t device_vm;
 	int64_t d_vm, d_rss;
 };
 

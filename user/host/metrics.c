@@ -308,6 +308,7 @@ static int64_t p_mapped(const void *o, int m) { return P(o)->mapped; }
 static int64_t p_unmapped(const void *o, int m) { return P(o)->unmapped; }
 static int64_t p_locked(const void *o, int m) { return P(o)->locked; }
 static int64_t p_pinned(const void *o, int m) { return P(o)->pinned; }
+static int64_t p_device(const void *o, int m) { return P(o)->device_vm; }
 #undef P
 
 static const struct family proc_families[] = {
@@ -334,6 +335,9 @@ static const struct family proc_families[] = {
 	{ "memwatch_process_pinned_bytes", GAUGE, "bytes",
 	  "Pinned memory of the process (VmPin), after its last call that moves it.",
 	  p_pinned, false },
+	{ "memwatch_process_device_vm_bytes", GAUGE, "bytes",
+	  "Virtual memory of the process that a device's driver maps (part of VmSize).",
+	  p_device, false },
 };
 
 #define C(obj)	((const struct mw_hcgroup *)(obj))
@@ -346,6 +350,7 @@ static int64_t c_mapped(const void *o, int m) { return C(o)->mapped; }
 static int64_t c_unmapped(const void *o, int m) { return C(o)->unmapped; }
 static int64_t c_locked(const void *o, int m) { return C(o)->locked; }
 static int64_t c_pinned(const void *o, int m) { return C(o)->pinned; }
+static int64_t c_device(const void *o, int m) { return C(o)->device_vm; }
 #undef C
 
 static const struct family cgroup_families[] = {
@@ -367,6 +372,9 @@ static const struct family cgroup_families[] = {
 	  "Locked memory (VmLck) of the traced processes in the cgroup.", c_locked, false },
 	{ "memwatch_cgroup_pinned_bytes", GAUGE, "bytes",
 	  "Pinned memory (VmPin) of the traced processes in the cgroup.", c_pinned, false },
+	{ "memwatch_cgroup_device_vm_bytes", GAUGE, "bytes",
+	  "Virtual memory that devices' drivers map in the traced processes of the cgroup.",
+	  c_device, false },
 };
 
 static void groups(struct render *r, const struct family *fams, size_t nfams,

@@ -148,18 +148,22 @@ static json_t *proc_json(const struct mw_hproc *p, const char *cgroup)
 	json_object_set_new(o, "unmapped_bytes", json_integer(p->unmapped));
 	json_object_set_new(o, "locked_bytes", json_integer(p->locked));
 	json_object_set_new(o, "pinned_bytes", json_integer(p->pinned));
+	json_object_set_new(o, "device_vm_bytes", json_integer(p->device_vm));
+	json_object_set_new(o, "device_vm_peak_bytes", json_integer(p->device_vm_peak));
+	json_object_set_new(o, "device_vm_exact", json_boolean(p->device_vm_exact));
 	return o;
 }
 
 static json_t *cgroup_json(const struct mw_hcgroup *g)
 {
-	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "cgroup", jstr(g->path),
+	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "cgroup", jstr(g->path),
 			 "processes", (json_int_t)g->nprocs, "vm_bytes", (json_int_t)g->vm,
 			 "rss_bytes", (json_int_t)(g->rss[MW_FILE] + g->rss[MW_ANON] +
 						   g->rss[MW_SHMEM]),
 			 "vm_growth_bytes", (json_int_t)g->d_vm,
 			 "rss_growth_bytes", (json_int_t)g->d_rss, "faults", (json_int_t)g->faults,
-			 "locked_bytes", (json_int_t)g->locked, "pinned_bytes", (json_int_t)g->pinned);
+			 "locked_bytes", (json_int_t)g->locked, "pinned_bytes", (json_int_t)g->pinned,
+			 "device_vm_bytes", (json_int_t)g->device_vm);
 }
 
 static void put_line(FILE *f, json_t *o)

@@ -27,6 +27,7 @@
 #define C_ANON		"#4e79a7"
 #define C_FILE		"#59a14f"
 #define C_SHMEM		"#b07aa1"
+#define C_DEVICE	"#e8871e"
 #define C_BAND0		"#eef1f5"
 #define C_BAND1		"#fbfbfc"
 #define C_TEXT		"#222222"
@@ -418,6 +419,26 @@ static void vm_line(FILE *f, const struct scale *s, const struct mw_point *v, si
 	fprintf(f, "\"/>\n");
 }
 
+/* The part of VM a device's driver maps (kind "device"), dashed under the
+ * VM line, where there is any. */
+static bool has_device(const struct mw_point *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].device_vm)
+			return true;
+	return false;
+}
+
+static void device_line(FILE *f, const struct scale *s, const struct mw_point *v, size_t n)
+{
+	fprintf(f, "<path id=\"device-vm\" fill=\"none\" stroke=\"" C_DEVICE "\" "
+		"stroke-width=\"2\" stroke-dasharray=\"6,3\" stroke-linejoin=\"round\" d=\"");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%c%.1f %.1f", i ? 'L' : 'M', xpos(s, v[i].ts),
+			ypos(s, (double)v[i].device_vm));
+	fprintf(f, "\"/>\n");
+}
+
 static void series(FILE *f, const struct scale *s, const struct mw_point *v, size_t n)
 {
 	if (!n)
@@ -425,6 +446,8 @@ static void series(FILE *f, const struct scale *s, const struct mw_point *v, siz
 	rss_layer(f, s, v, n, 1, C_ANON);
 	rss_layer(f, s, v, n, 2, C_FILE);
 	rss_layer(f, s, v, n, 3, C_SHMEM);
+	if (has_device(v, n))
+		device_line(f, s, v, n);
 	vm_line(f, s, v, n);
 }
 
@@ -540,7 +563,7 @@ static void legend_item(FILE *f, double *x, const char *swatch, const char *labe
 	*x += 34 + 7 * (double)strlen(label);
 }
 
-static void legend(FILE *f, const struct mw_phases *ph)
+static void legend(FILE *f, const struct mw_phases *ph, bool device)
 {
 	double x = PLOT_X0;
 
@@ -553,6 +576,9 @@ static void legend(FILE *f, const struct mw_phases *ph)
 		    "\"/>", "RSS file");
 	legend_item(f, &x, "<rect x=\"0\" y=\"38\" width=\"14\" height=\"12\" fill=\"" C_SHMEM
 		    "\"/>", "RSS shmem");
+	if (device)
+		legend_item(f, &x, "<line x1=\"0\" y1=\"44\" x2=\"14\" y2=\"44\" stroke=\""
+			    C_DEVICE "\" stroke-width=\"2\" stroke-dasharray=\"6,3\"/>", "VM device");
 	legend_item(f, &x, "<rect x=\"0\" y=\"38\" width=\"14\" height=\"12\" fill=\"" C_BAND0
 		    "\" stroke=\"#8a94a6\" stroke-dasharray=\"3,3\"/>", "phase");
 	if (ph->nit)
@@ -566,6 +592,7 @@ int report_svg(FILE *f, const struct mw_account *a)
 	struct scale s;
 	size_t n;
 	struct mw_point *v = collect(a, &n);
+	bool device = has_device(v, n);
 
 	scale_init(&s, a, v, n);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -583,7 +610,7 @@ int report_svg(FILE *f, const struct mw_account *a)
 	x_axis(f, &s);
 	iter_ticks(f, &a->phases, &s);
 	peaks(f, a, &s, v, n);
-	legend(f, &a->phases);
+	legend(f, &a->phases, device);
 	fprintf(f, "</svg>\n");
 	free(v);
 	if (fflush(f) || ferror(f))

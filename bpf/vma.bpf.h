@@ -232,12 +232,30 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	return 0;
 }
 
+/* A DRM GEM buffer's own shmem file, "drm mm object" (drm_gem_object_init),
+ * mapped directly: 5.10's vgem dma-buf, i915's CPU mmap. */
+static __always_inline bool file_is_gem_shmem(struct file *f)
+{
+	static const char gem[] = "drm mm object";
+	struct dentry *d = MW_LD(f, f_path.dentry);
+	char name[sizeof(gem)] = {};
+
+	if (MW_LD(d, d_name.len) != sizeof(gem) - 1)
+		return false;
+	bpf_probe_read_kernel(name, sizeof(gem) - 1, MW_LD(d, d_name.name));
+	for (int i = 0; i < sizeof(gem) - 1; i++)
+		if (name[i] != gem[i])
+			return false;
+	return true;
+}
+
 /*
  * Is this VMA memory of a device, as user/analysis/classify.c tells kind
  * "device" from the flags and the path: mapped by page frame or page by
  * page (VM_PFNMAP, VM_MIXEDMAP), a dma-buf's (its file on the dma-buf
- * pseudo file system, whatever the exporter), or a character device's
- * other than the memory devices' (a private /dev/zero is anonymous memory).
+ * pseudo file system, whatever the exporter), a GEM buffer's shmem file, or
+ * a character device's other than the memory devices' (a private /dev/zero
+ * is anonymous memory).
  */
 static __always_inline bool vma_is_device(struct vm_area_struct *vma, __u64 flags)
 {
@@ -260,7 +278,9 @@ static __always_inline bool vma_is_device(struct vm_area_struct *vma, __u64 flag
 	if (MW_LD(sb, s_magic) == MW_DMA_BUF_MAGIC)
 		return true;
 	mode = MW_LD(ino, i_mode);
-	return (mode & MW_S_IFMT) == MW_S_IFCHR && (MW_LD(ino, i_rdev) >> 20) != MW_MEM_MAJOR;
+	if ((mode & MW_S_IFMT) == MW_S_IFCHR)
+		return (MW_LD(ino, i_rdev) >> 20) != MW_MEM_MAJOR;
+	return file_is_gem_shmem(f);
 }
 
 static long vma_device_cb(struct task_struct *task, struct vm_area_struct *vma,

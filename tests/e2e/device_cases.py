@@ -20,6 +20,9 @@ def expected_kind(v):
     """The device sub-kind memwatch should give a VMA, from its VmFlags."""
     if v["path"].startswith("/dmabuf:"):
         return "dmabuf"
+    # A GEM buffer's shmem file mapped directly (5.10's vgem dma-buf).
+    if v["path"] == "/drm mm object (deleted)":
+        return "gem"
     if "pf" in v["flags"]:
         return "pfn_io" if "io" in v["flags"] else "pfn"
     if "mm" in v["flags"]:
@@ -243,13 +246,15 @@ def run(c, mw, wl):
         if "drm" not in skipped:
             # Through the node: a device mapping on every kernel.  Through the
             # dma-buf: /dmabuf: and VM_PFNMAP on 6.x; 5.10's vgem maps the
-            # buffer's shmem file instead, plain pages (checked above as
-            # whatever smaps says it is).
-            drm = [v for v in device_vmas(sm["unmap"]) if v["path"].startswith("/dev/dri/")]
-            buf = [v for v in smaps_vmas(sm["unmap"]) if v["end"] - v["start"] == 8 << 20 and
+            # buffer's shmem file instead, plain pages: sub-kind "gem" (each
+            # checked against smaps above).
+            drm = [v for v in device_vmas(sm["unmap"]) if v["path"].startswith("/dev/dri/") and
+                   v["end"] - v["start"] == 8 << 20]
+            buf = [v for v in device_vmas(sm["unmap"]) if v["end"] - v["start"] == 8 << 20 and
                    not v["path"].startswith("/dev/dri/")]
             c.check(len(drm) == 1 and len(buf) == 1,
-                    f"devmaps: vgem's buffer mapped through the node and its dma-buf "
+                    f"devmaps: vgem's buffer mapped through the node and its dma-buf, "
+                    f"both device mappings "
                     f"({[(v['path'], sorted(v['flags'])) for v in drm + buf]})")
         # Other DRM drivers' dumb buffers (virtio-gpu, bochs): 2 MiB through
         # the node each, a device mapping as smaps says which.

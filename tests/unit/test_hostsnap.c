@@ -127,6 +127,8 @@ TEST(device_vm_from_smaps)
 		"VmFlags: rd wr sh mr mw me ms\n"	/* dma-buf, plain pages: 1 MiB */
 		"7f0000700000-7f0000701000 rw-s 00000000 00:05 12 /dev/nvidiactl\n"
 		"VmFlags: rd wr sh mr mw me ms\n"	/* a device node: 4 KiB */
+		"7f0000701000-7f0000781000 rw-s 00000000 00:01 77 /drm mm object (deleted)\n"
+		"VmFlags: rd wr sh mr mw me ms\n"	/* a GEM buffer's shmem: 512 KiB */
 		"7f0000800000-7f0000900000 rw-p 00000000 00:05 5 /dev/zero\n"
 		"VmFlags: rd wr mr mw me ac\n"		/* private /dev/zero: anonymous */
 		"7f0000900000-7f0000a00000 rw-s 00000000 00:01 9 /dev/zero (deleted)\n"
@@ -147,7 +149,7 @@ TEST(device_vm_from_smaps)
 	if (!CHECK_EQ_INT(procfs_parse_smaps(text, strlen(text), &m), 0))
 		return;
 	CHECK(hsnap_maps_may_device(&m));
-	CHECK_EQ_U64(hsnap_device_vm(&m), 7 * MIB + 4096);
+	CHECK_EQ_U64(hsnap_device_vm(&m), 7 * MIB + 4096 + 512 * 1024);
 	procfs_maps_free(&m);
 	if (CHECK_EQ_INT(procfs_parse_maps(plain, strlen(plain), &m), 0))
 		CHECK(!hsnap_maps_may_device(&m));

@@ -315,9 +315,12 @@ TEST(device_kinds_from_flags)
 	CHECK_STR(mw_device_kind(mp), "dmabuf");
 	mp = add_vma(&m, 0x50000, 0x51000, RW, "/dev/nvidiactl", true);
 	CHECK_STR(mw_device_kind(mp), "char");
+	/* A GEM buffer's shmem file mapped directly (5.10's vgem dma-buf). */
+	mp = add_vma(&m, 0x52000, 0x54000, RW | MW_VM_SHARED, "/drm mm object", true);
+	CHECK_STR(mw_device_kind(mp), "gem");
 	mp = add_vma(&m, 0x60000, 0x64000, MW_VM_READ | MW_VM_PFNMAP | MW_VM_IO, "[vvar]", false);
 	CHECK_EQ_INT(mp->kind, MW_K_VVAR);
-	CHECK_EQ_U64(model_kind_vm(&m, MW_K_DEVICE), 0x1000 + 0x2000 + 0x4000 + 0x1000);
+	CHECK_EQ_U64(model_kind_vm(&m, MW_K_DEVICE), 0x1000 + 0x2000 + 0x4000 + 0x1000 + 0x2000);
 	CHECK(model_check(&m) == NULL);
 out:
 	model_free(&m);

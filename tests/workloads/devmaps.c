@@ -30,6 +30,8 @@
  *             skipped where absent: "heap", "udmabuf" in "skipped"); on
  *             x86-64 where /dev/mem is, 64 KiB of the BIOS area read-only
  *             (remap_pfn_range of I/O memory: VM_IO, no RSS; "devmem");
+ *             on every other DRM card (virtio-gpu, bochs), a 2 MiB dumb
+ *             buffer through the node, half written (file "cards");
  *   "unmap"   the io_uring's buffer unregistered, the 1 MiB left of the
  *             4 MiB munlock()ed, the BPF array unmapped.
  * Then "final".  iters: 6 iterations (USDT, checkpoint "it<k>" before
@@ -108,25 +110,73 @@ struct mw_drm_prime {
 #define MW_DRM_IOCTL_MODE_MAP_DUMB	_IOWR('d', 0xb3, struct mw_drm_map_dumb)
 #define DUMB_SZ				MIB(8)
 
+/* /dev/dri/card<i>, opened, and its driver's name; -1 if none. */
+static int open_card(int i, char name[32])
+{
+	struct mw_drm_version v = { .name = name, .name_len = 31 };
+	char path[32];
+	int fd;
+
+	memset(name, 0, 32);
+	snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && ioctl(fd, MW_DRM_IOCTL_VERSION, &v)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* A vgem node, opened, or -1. */
 static int open_vgem(void)
 {
-	for (int i = 0; i < 8; i++) {
-		struct mw_drm_version v = { 0 };
-		char path[32], name[16] = "";
-		int fd;
+	char name[32];
 
-		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		v.name = name;
-		v.name_len = sizeof(name) - 1;
-		if (!ioctl(fd, MW_DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+	for (int i = 0; i < 8; i++) {
+		int fd = open_card(i, name);
+
+		if (fd >= 0 && !strcmp(name, "vgem"))
 			return fd;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 	}
 	return -1;
+}
+
+static void note(const char *file, const char *what);
+
+/*
+ * Every other DRM driver's card (under qemu: virtio-gpu's GEM shmem
+ * buffers, bochs's VRAM through TTM; a real GPU's too): a 2 MiB dumb buffer
+ * mapped through the node and half written, each listed in the file "cards"
+ * as "card<i> <driver>".
+ */
+static void map_cards(void)
+{
+	char name[32], line[64];
+
+	for (int i = 0; i < 8; i++) {
+		struct mw_drm_create_dumb cd = { .height = 512, .width = 1024, .bpp = 32 };
+		struct mw_drm_map_dumb md = { 0 };
+		int fd = open_card(i, name);
+		char *p;
+
+		if (fd < 0)
+			continue;
+		if (!strcmp(name, "vgem") || ioctl(fd, MW_DRM_IOCTL_MODE_CREATE_DUMB, &cd)) {
+			close(fd);
+			continue;
+		}
+		md.handle = cd.handle;
+		if (ioctl(fd, MW_DRM_IOCTL_MODE_MAP_DUMB, &md))
+			die("DRM_IOCTL_MODE_MAP_DUMB");
+		p = mmap(NULL, cd.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)md.offset);
+		if (p == MAP_FAILED)
+			die("mmap of a dumb buffer");
+		touch(p, cd.size / 2);
+		snprintf(line, sizeof(line), "card%d %s", i, name);
+		note("cards", line);
+	}
 }
 
 /* An 8 MiB dumb buffer mapped through the node and through its dma-buf;
@@ -345,6 +395,7 @@ int main(int argc, char **argv)
 	memwatch_mark_phase("drm");	/* -1 untraced, or traced host-wide */
 	if (!map_vgem())
 		note_skipped("drm");
+	map_cards();
 	if (!map_heap())
 		note_skipped("heap");
 	if (!map_udmabuf())

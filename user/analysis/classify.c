@@ -93,12 +93,20 @@ static enum mw_kind classify_named(const char *p)
 	return MW_K_SPECIAL;
 }
 
+/* A DRM GEM buffer's shmem file mapped as it is (drm_gem_object_init names
+ * it "drm mm object"): 5.10's vgem dma-buf, i915's CPU mmap.  Its pages
+ * count as the kernel's shmem. */
+static bool gem_shmem(const struct mw_mapping *mp)
+{
+	return mp->has_file && mp->path && strcmp(mp->path, "/drm mm object") == 0;
+}
+
 /* Memory a driver maps by page frame or page by page: a device's, whatever
  * file it comes through (a DRM node, an anon_inode, a dma-buf). */
 static bool device_flags(const struct mw_mapping *mp)
 {
 	return (mp->flags & (MW_VM_PFNMAP | MW_VM_MIXEDMAP)) ||
-	       starts_with(mp->path, "/dmabuf:");
+	       starts_with(mp->path, "/dmabuf:") || gem_shmem(mp);
 }
 
 const char *mw_device_kind(const struct mw_mapping *mp)
@@ -107,6 +115,8 @@ const char *mw_device_kind(const struct mw_mapping *mp)
 		return NULL;
 	if (starts_with(mp->path, "/dmabuf:"))
 		return "dmabuf";
+	if (gem_shmem(mp))
+		return "gem";
 	if (mp->flags & MW_VM_PFNMAP)
 		return mp->flags & MW_VM_IO ? "pfn_io" : "pfn";
 	if (mp->flags & MW_VM_MIXEDMAP)

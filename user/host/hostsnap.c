@@ -179,13 +179,14 @@ static bool has_prefix(const char *s, const char *p)
 
 /* A path through which a device's memory can be mapped: a device node (but
  * /dev/zero, whose private mapping is anonymous, and /dev/shm), a dma-buf,
- * an anon_inode (a BPF map, io_uring's rings). */
+ * a GEM buffer's shmem file, an anon_inode (a BPF map, io_uring's rings). */
 static bool device_path(const struct pm_vma *v)
 {
 	if (has_prefix(v->path, "/dev/"))
 		return !v->deleted && !has_prefix(v->path, "/dev/shm/") &&
 		       strcmp(v->path, "/dev/zero") != 0;
-	return has_prefix(v->path, "/dmabuf:") || has_prefix(v->path, "anon_inode:");
+	return has_prefix(v->path, "/dmabuf:") || has_prefix(v->path, "anon_inode:") ||
+	       strcmp(v->path, "/drm mm object") == 0;
 }
 
 bool hsnap_maps_may_device(const struct pm_maps *maps)
@@ -204,6 +205,7 @@ uint64_t hsnap_device_vm(const struct pm_maps *smaps)
 		const struct pm_vma *v = &smaps->v[i];
 		bool dev = (v->vm_flags & (MW_VM_PFNMAP | MW_VM_MIXEDMAP)) ||
 			   has_prefix(v->path, "/dmabuf:") ||
+			   strcmp(v->path, "/drm mm object") == 0 ||
 			   (has_prefix(v->path, "/dev/") && device_path(v));
 
 		/* [vvar] is VM_PFNMAP too: the kernel's, not a device's. */

@@ -30,8 +30,9 @@
  *             skipped where absent: "heap", "udmabuf" in "skipped"); on
  *             x86-64 where /dev/mem is, 64 KiB of the BIOS area read-only
  *             (remap_pfn_range of I/O memory: VM_IO, no RSS; "devmem");
- *             on every other DRM card (virtio-gpu, bochs), a 2 MiB dumb
- *             buffer through the node, half written (file "cards");
+ *             on every other DRM card (virtio-gpu, bochs), a 3 MiB dumb
+ *             buffer through the node, half written, and through its
+ *             dma-buf where it exports one (file "cards");
  *   "unmap"   the io_uring's buffer unregistered, the 1 MiB left of the
  *             4 MiB munlock()ed, the BPF array unmapped.
  * Then "final".  iters: 6 iterations (USDT, checkpoint "it<k>" before
@@ -147,18 +148,21 @@ static void note(const char *file, const char *what);
 
 /*
  * Every other DRM driver's card (under qemu: virtio-gpu's GEM shmem
- * buffers, bochs's VRAM through TTM; a real GPU's too): a 2 MiB dumb buffer
- * mapped through the node and half written, each listed in the file "cards"
- * as "card<i> <driver>".
+ * buffers, bochs's VRAM through TTM; a real GPU's too): a 3 MiB dumb buffer
+ * mapped through the node and half written, then exported as a dma-buf and
+ * mapped through that, a quarter read, where the driver can; each listed in
+ * the file "cards" as "card<i> <driver> <1 if its dma-buf is mapped>".
  */
 static void map_cards(void)
 {
 	char name[32], line[64];
 
 	for (int i = 0; i < 8; i++) {
-		struct mw_drm_create_dumb cd = { .height = 512, .width = 1024, .bpp = 32 };
+		struct mw_drm_create_dumb cd = { .height = 768, .width = 1024, .bpp = 32 };
 		struct mw_drm_map_dumb md = { 0 };
+		struct mw_drm_prime pr = { .flags = O_CLOEXEC | O_RDWR };
 		int fd = open_card(i, name);
+		bool exported = false;
 		char *p;
 
 		if (fd < 0)
@@ -174,7 +178,14 @@ static void map_cards(void)
 		if (p == MAP_FAILED)
 			die("mmap of a dumb buffer");
 		touch(p, cd.size / 2);
-		snprintf(line, sizeof(line), "card%d %s", i, name);
+		pr.handle = cd.handle;
+		if (!ioctl(fd, MW_DRM_IOCTL_PRIME_HANDLE_TO_FD, &pr)) {
+			p = mmap(NULL, cd.size, PROT_READ | PROT_WRITE, MAP_SHARED, pr.fd, 0);
+			exported = p != MAP_FAILED;
+			if (exported)
+				read_pages(p, cd.size / 4);
+		}
+		snprintf(line, sizeof(line), "card%d %s %d", i, name, exported);
 		note("cards", line);
 	}
 }

@@ -62,6 +62,9 @@ enum mw_op {
 	MW_OP_SHMDT,
 	MW_OP_PRCTL_VMA,	/* prctl(PR_SET_VMA, ...) names and splits VMAs */
 	MW_OP_VMGROW,		/* VM grew under a fault: stack expansion */
+	MW_OP_REWALK,		/* the VMAs of [start, end) that an earlier call
+				 * could not read (MW_OPF_FIND_BUSY), read at
+				 * the process's next call or marker */
 	MW_NR_OPS,
 };
 
@@ -469,6 +472,8 @@ struct mw_proc {
 				 * or unattributed own ones (a driver's pin):
 				 * the loader re-measures when this moves */
 	__u64 xol_start;	/* the kernel's [uprobes] page, once reported */
+	__u64 rewalk_start, rewalk_end;	/* VMAs a call could not read: its mm
+				 * was locked (bpf_find_vma -EBUSY) */
 	struct mw_pin pin;	/* VmLck, VmPin; peaks since the last phase mark */
 	__u64 locked_peak, pinned_peak;	/* pages, highest seen while traced */
 	struct mw_slot slots[MW_SLOTS];

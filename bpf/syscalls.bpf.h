@@ -259,6 +259,81 @@ static __always_inline void coalesce_end(struct mw_proc *p, __u32 tgid)
 	emit_rec(p, &rec, sizeof(rec), true);
 }
 
+/* How much of an op record to send: up to its last VMA or, with paths,
+ * its last path (an anonymous call's record is 248 bytes, not 392). */
+static __always_inline __u64 op_rec_size(const struct mw_op_rec *rec)
+{
+	if (rec->nr_paths >= MW_MAX_VMAS)
+		return sizeof(*rec);
+	if (!rec->nr_paths)
+		return offsetof(struct mw_op_rec, vmas) +
+		       (__u64)(rec->nr_vmas < MW_MAX_VMAS ? rec->nr_vmas : MW_MAX_VMAS) *
+		       sizeof(struct mw_vma);
+	return offsetof(struct mw_op_rec, paths) +
+	       (__u64)(rec->nr_paths & (MW_MAX_VMAS - 1)) * MW_PATH_LEN;
+}
+
+/* A range whose VMAs a call could not read (its mm locked: khugepaged, a
+ * writer waiting), to read at the process's next event. */
+static __always_inline void rewalk_note(struct mw_proc *p, __u64 start, __u64 end)
+{
+	if (end <= start)
+		return;
+	if (!p->rewalk_end) {
+		p->rewalk_start = start;
+		p->rewalk_end = end;
+		return;
+	}
+	if (start < p->rewalk_start)
+		p->rewalk_start = start;
+	if (end > p->rewalk_end)
+		p->rewalk_end = end;
+}
+
+/*
+ * The VMAs of a range an earlier call could not read, read now, before the
+ * record of this event (the process's next traced call, or a marker in it):
+ * a phase that ends here has the mapping that call made.  Busy again: kept
+ * for the next event, and the loader re-reads /proc as before.  A marker
+ * reads them without paths (vma_walk_bare: its programs stay small), which
+ * the loader takes from /proc/PID/map_files.
+ */
+static __always_inline void rewalk(struct mw_proc *p, __u32 tgid, struct task_struct *task,
+				   bool path)
+{
+	__u64 start = p->rewalk_start, end = p->rewalk_end;
+	union mw_scratch *sc;
+	struct mw_op_rec *rec;
+
+	if (!end || end <= start || (p->flags & MW_PROC_DEAD))
+		return;
+	p->rewalk_end = 0;
+	sc = scratch_get(0);
+	if (!sc)
+		return;
+	rec = &sc->op;
+	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, vmas));
+	rec->op = MW_OP_REWALK;
+	rec->start = start;
+	rec->end = end;
+	if (path)
+		vma_walk(start, end, MW_WALK_STRICT);
+	else
+		vma_walk_bare(start, end, MW_WALK_STRICT);
+	if (rec->opflags & MW_OPF_FIND_BUSY)
+		rewalk_note(p, start, end);
+	rec->total_vm = p->total_vm;
+	p->calls[MW_OP_REWALK]++;
+	hdr_set(&rec->hdr, MW_REC_OP, tgid, MW_LD(task, pid), 0, bpf_ktime_get_ns());
+	rec->hdr.seq = mw_add_fetch(&p->seq, 1);
+	emit(p, rec, op_rec_size(rec));
+}
+
+/* MEMWATCH_DISABLE=exit_walk (tests): every call's walk at its exit fails
+ * as if its mm were locked (bpf_find_vma's -EBUSY), to be made again at the
+ * process's next event (rewalk()).  Pruned by the verifier when off. */
+const volatile bool test_exit_busy = false;
+
 /* The record of a traced call that has just returned (or nothing: a dead
  * process, a coalescing window, a call that changed nothing). */
 static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_struct *task,
@@ -301,6 +376,7 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	}
 	if (p->coalescing)
 		coalesce_end(p, tgid);
+	rewalk(p, tgid, task, true);
 	sc = scratch_get(0);
 	if (!sc)
 		return;
@@ -319,6 +395,15 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	}
 	if (ret < 0 && ret >= -MW_MAX_ERRNO)
 		rec->opflags |= MW_OPF_FAILED;
+	if (test_exit_busy && rec->nr_vmas) {
+		rec->nr_vmas = rec->nr_paths = 0;
+		rec->opflags |= MW_OPF_FIND_BUSY;
+	}
+	if (rec->opflags & MW_OPF_FIND_BUSY) {
+		rewalk_note(p, rec->start, rec->end);
+		if (op == MW_OP_MREMAP)
+			rewalk_note(p, rec->start2, rec->end2);
+	}
 	rec->ret = ret;
 	for (int m = 0; m < MW_NR_MEMBERS; m++)
 		rec->rss_delta[m] = t->sys_rss[m];
@@ -332,17 +417,7 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	rec->hdr.seq = mw_add_fetch(&p->seq, 1);
 	if (rec->nr_vmas)
 		cpu_fault_hint(tgid, rec->hdr.seq, rec->vmas[0].start, rec->vmas[0].end);
-	/* The record ends after its last VMA or, with paths, its last path:
-	 * an anonymous call's record is 248 bytes, not 392. */
-	if (!rec->nr_paths)
-		size = offsetof(struct mw_op_rec, vmas) +
-		       (__u64)(rec->nr_vmas < MW_MAX_VMAS ? rec->nr_vmas : MW_MAX_VMAS) *
-		       sizeof(struct mw_vma);
-	else
-		size = offsetof(struct mw_op_rec, paths) +
-		       (__u64)(rec->nr_paths & (MW_MAX_VMAS - 1)) * MW_PATH_LEN;
-	if (rec->nr_paths >= MW_MAX_VMAS)
-		size = sizeof(*rec);
+	size = op_rec_size(rec);
 	emit(p, rec, size);
 	op_stack(ctx, p, t, tgid, rec, total_vm > t->sys_vm_before ?
 			       (total_vm - t->sys_vm_before) << page_shift : 0);

@@ -168,10 +168,17 @@ enum {
 	MW_PROBE_BOUNDS,	/* bounds and flags */
 	MW_PROBE_FILL,		/* and the whole mw_vma, path and all */
 	MW_PROBE_DEVICE,	/* bounds, flags, and whether it is a device's */
+	MW_PROBE_BARE,		/* the mw_vma but its path */
 };
 
-static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
-			 struct vma_probe *pr)
+/*
+ * vmas[pr->idx] of the op record in scratch slot 0 from vma: bounds, flags
+ * and the file's identity, and with path its path (paths[idx]); without,
+ * only what the dentry says cheaply (unlinked, names itself), the loader
+ * reading the name from /proc/PID/map_files (user/trace.c).
+ */
+static __always_inline long vma_fill(struct vm_area_struct *vma, struct vma_probe *pr,
+				     bool path)
 {
 	struct mw_op_rec *rec;
 	union mw_scratch *sc;
@@ -179,6 +186,7 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	struct file *f;
 	struct inode *ino;
 	struct super_block *sb;
+	struct dentry *d;
 	struct path_buf *pb;
 	__u32 zero = 0, pos, len;
 	/* 64-bit and masked where it is used: 5.10's verifier loses a 32-bit
@@ -193,7 +201,7 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	pr->end = MW_LD(vma, vm_end);
 	pr->flags = MW_LD(vma, vm_flags);
 	sc = scratch_get(0);
-	if (!pr->fill || !sc)
+	if (!sc)
 		return 0;
 
 	rec = &sc->op;
@@ -219,6 +227,15 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 	sb = MW_LD(ino, i_sb);
 	v->ino = MW_LD(ino, i_ino);
 	v->dev = MW_LD(sb, s_dev);
+	if (!path) {
+		/* As file_path() tells them. */
+		d = BPF_CORE_READ(f, f_path.dentry);
+		if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d)
+			v->vflags |= MW_VMA_DELETED;
+		if (BPF_CORE_READ(d, d_op, d_dname))
+			v->vflags |= MW_VMA_PSEUDO;
+		return 0;
+	}
 	pb = bpf_map_lookup_elem(&pathbuf, &zero);
 	if (!pb)
 		return 0;
@@ -230,6 +247,18 @@ static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
 			      &pb->b[pos & (MW_PATH_LEN - 1)]);
 	rec->nr_paths = idx + 1;
 	return 0;
+}
+
+static long vma_probe_cb(struct task_struct *task, struct vm_area_struct *vma,
+			 struct vma_probe *pr)
+{
+	return vma_fill(vma, pr, true);
+}
+
+static long vma_bare_cb(struct task_struct *task, struct vm_area_struct *vma,
+			struct vma_probe *pr)
+{
+	return vma_fill(vma, pr, false);
 }
 
 /* A DRM GEM buffer's own shmem file, "drm mm object" (drm_gem_object_init),
@@ -367,6 +396,8 @@ static __always_inline long compat_find_vma(struct task_struct *task, __u64 addr
 		vma_probe_cb(task, vma, pr);
 	else if (pr->fill == MW_PROBE_DEVICE)
 		vma_device_cb(task, vma, pr);
+	else if (pr->fill == MW_PROBE_BARE)
+		vma_bare_cb(task, vma, pr);
 	else
 		vma_bounds_cb(task, vma, pr);
 	return 0;
@@ -385,6 +416,23 @@ static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 #else
 	err = pr->fill ? bpf_find_vma(task, addr, vma_probe_cb, pr, 0) :
 			 bpf_find_vma(task, addr, vma_bounds_cb, pr, 0);
+#endif
+	if (err == -16 /* EBUSY */)
+		stat_inc(MW_STAT_FIND_BUSY);
+	return err;
+}
+
+/* vma_at() without the path (vma_bare_cb): see vma_device_at(). */
+static __always_inline long vma_bare_at(struct task_struct *task, __u64 addr,
+					struct vma_probe *pr)
+{
+	long err;
+
+	pr->found = 0;
+#ifdef MW_COMPAT
+	err = compat_find_vma(task, addr, pr);
+#else
+	err = bpf_find_vma(task, addr, vma_bare_cb, pr, 0);
 #endif
 	if (err == -16 /* EBUSY */)
 		stat_inc(MW_STAT_FIND_BUSY);
@@ -432,16 +480,18 @@ enum mw_walk {
 /*
  * Report the VMAs covering [start, end) into the op record in scratch slot
  * 0, walking from VMA to VMA, as 'how' says; the task is the current one.
- * A global function, so the verifier checks it once, on its own, for any
- * range and mode: as a static subprogram it was checked in each caller's
- * state, and its copies were 42,700 of the 44,500 instructions verified for
- * sys_exit_tp (most of memwatch's start-up).  Returns 0.
+ * The body of vma_walk() and vma_walk_bare(), global functions, so the
+ * verifier checks each once, on its own, for any range and mode: as a
+ * static subprogram it was checked in each caller's state, and its copies
+ * were 42,700 of the 44,500 instructions verified for sys_exit_tp (most of
+ * memwatch's start-up).  Returns 0.
  */
-__noinline int vma_walk(__u64 start, __u64 end, __u32 how)
+static __always_inline int walk_range(__u64 start, __u64 end, __u32 how, bool path,
+				      const int max)
 {
 	struct task_struct *task = mw_current_task();
 	union mw_scratch *sc = scratch_get(0);
-	struct vma_probe pr = { .fill = MW_PROBE_FILL };
+	struct vma_probe pr = { .fill = path ? MW_PROBE_FILL : MW_PROBE_BARE };
 	bool strict = how == MW_WALK_STRICT;
 	struct mw_op_rec *rec;
 	__u64 addr = start;
@@ -453,13 +503,13 @@ __noinline int vma_walk(__u64 start, __u64 end, __u32 how)
 	if (how == MW_WALK_UNMAPPED && MW_LD(task_mm(task), mm_users.counter) <= 1)
 		return 0;
 
-	for (int i = 0; i < MW_MAX_VMAS; i++) {
+	for (int i = 0; i < max; i++) {
 		if (addr >= end)
 			return 0;
 		pr.idx = rec->nr_vmas;
 		if (pr.idx >= MW_MAX_VMAS)
 			break;
-		err = vma_at(task, addr, &pr);
+		err = path ? vma_at(task, addr, &pr) : vma_bare_at(task, addr, &pr);
 		if (err == -16 /* EBUSY */) {
 			rec->opflags |= MW_OPF_FIND_BUSY;
 			return 0;
@@ -477,6 +527,21 @@ __noinline int vma_walk(__u64 start, __u64 end, __u32 how)
 		rec->walk_next = addr;
 	}
 	return 0;
+}
+
+__noinline int vma_walk(__u64 start, __u64 end, __u32 how)
+{
+	return walk_range(start, end, how, true, MW_MAX_VMAS);
+}
+
+/* The same without paths and of one VMA (a late read is of one call's
+ * mapping; a longer range is left to /proc: MW_OPF_WALK_SHORT), for the
+ * markers' late reads (syscalls.bpf.h: rewalk()): 1,300 instructions more
+ * in each of them, where vma_walk() would cost 10,000. */
+#define MW_BARE_VMAS	1
+__noinline int vma_walk_bare(__u64 start, __u64 end, __u32 how)
+{
+	return walk_range(start, end, how, false, MW_BARE_VMAS);
 }
 
 #endif /* MW_VMA_BPF_H */

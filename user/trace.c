@@ -191,11 +191,55 @@ static void feed_stack(struct session *s, const struct mw_srec *r)
 	feed(s, &cut);
 }
 
+/*
+ * A marker's late read of a call's VMAs comes without paths (bpf/syscalls.bpf.h:
+ * rewalk()): each file's is read from /proc/PID/map_files now, into the
+ * record that goes on (and into a recording).  One that cannot be read
+ * (the mapping gone since) is marked truncated, and /proc is read again.
+ */
+static void rewalk_paths(struct session *s, struct mw_srec *r, struct mw_op_rec *full)
+{
+	const struct mw_op_rec *op = r->data;
+	uint32_t n;
+
+	if (r->len < offsetof(struct mw_op_rec, vmas) || op->op != MW_OP_REWALK ||
+	    op->nr_paths || r->len > sizeof(*full))
+		return;
+	n = MW_MIN(op->nr_vmas, (uint32_t)MW_MAX_VMAS);
+	memset(full, 0, sizeof(*full));
+	memcpy(full, op, r->len);
+	for (uint32_t i = 0; i < n; i++) {
+		struct mw_vma *v = &full->vmas[i];
+		char link[96], *p = full->paths[i];
+		ssize_t len;
+
+		if (!(v->vflags & MW_VMA_FILE))
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", (int)s->pid,
+			 (unsigned long long)v->start, (unsigned long long)v->end);
+		len = readlink(link, p, MW_PATH_LEN - 1);
+		if (len <= 0) {
+			v->vflags |= MW_VMA_PATH_TRUNC;
+			len = 0;
+		}
+		p[len] = 0;
+		if (len > 10 && !strcmp(p + len - 10, " (deleted)"))
+			p[len - 10] = 0;
+		full->nr_paths = i + 1;
+	}
+	if (full->nr_paths) {
+		r->data = full;
+		r->len = sizeof(*full);
+	}
+}
+
 /* Every ring-buffer record passes here on its way to the analysis. */
-static void sink(void *ctx, const struct mw_srec *r)
+static void sink(void *ctx, const struct mw_srec *in)
 {
 	struct session *s = ctx;
-	const struct mw_rec_hdr *h = r->data;
+	const struct mw_rec_hdr *h = in->data;
+	static struct mw_op_rec full;
+	struct mw_srec rec = *in, *r = &rec;
 
 	if (r->kind == MW_S_BPF && (r->len < sizeof(*h) || h->tgid != (uint32_t)s->pid))
 		return;
@@ -206,6 +250,8 @@ static void sink(void *ctx, const struct mw_srec *r)
 		feed_stack(s, r);
 		return;
 	}
+	if (r->kind == MW_S_BPF && h->type == MW_REC_OP)
+		rewalk_paths(s, r, &full);
 	feed(s, r);
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && s->syms)
 		symbolizer_reset(s->syms);
@@ -707,9 +753,12 @@ static void serve_control(struct session *s)
 		return;
 	/* The program waits for the answer: what it did is taken in, and
 	 * what it changed at no address memwatch knows (a driver's pins) is
-	 * measured again, so that both land in what ends here. */
+	 * measured again, so that both land in what ends here; so is a
+	 * layout a call could not read (bpf/syscalls.bpf.h: rewalk()). */
 	drain(s, mw_now_ns() + MW_HEAPWALK_NS);
 	external_check(s, true);
+	if (s->alive && !s->acct->exited && s->acct->need_resync)
+		feed_seed(s, MW_SEED_RESYNC);
 	if (!req.iter)
 		walk_arenas(s);
 	if (capture_mark(s->cap, s->pid, req.iter ? MW_MARK_ITER : MW_MARK_PHASE, req.name))

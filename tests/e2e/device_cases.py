@@ -178,6 +178,30 @@ def svg_case(c, svg):
             "svg: device VM is never above VM")
 
 
+def late_walk_case(c, mw, wl, tmp):
+    """A call's VMAs read late: with MEMWATCH_DISABLE=exit_walk every call's
+    walk at its exit fails as when bpf_find_vma finds the mm locked
+    (khugepaged, a writer waiting: seen under load in the 6.12 guest), and
+    the process's next call or marker reads them (rewalk).  Each phase
+    still ends with the device VM smaps shows; without the re-read every
+    phase said 0."""
+    ck = os.path.join(tmp, "ckl")
+    os.mkdir(ck)
+    out = os.path.join(tmp, "l.json")
+    p = subprocess.run([mw, "-q", "-j", out, "--", os.path.join(wl, "devmaps")],
+                       env=dict(os.environ, MW_CKPT_DIR=ck, MEMWATCH_DISABLE="exit_walk"),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    if not c.eq(p.returncode, 0, "late walk: memwatch exit status"):
+        return
+    s = json.loads(open(out).readlines()[-1])
+    ends = {"bpfmap": "ring", "ring": "pin", "pin": "drm", "drm": "unmap", "unmap": "final"}
+    got = {ph["name"]: ph["device_vm_end_bytes"] for ph in s["phases"] if ph["name"] in ends}
+    c.eq(got, {n: device_vm(os.path.join(ck, e + ".smaps")) for n, e in ends.items()},
+         "late walk: device VM at each phase's end (smaps)")
+    c.check(s["totals"]["rewalk_calls"] > 0,
+            f"late walk: the VMAs were read late ({s['totals']['rewalk_calls']} times)")
+
+
 def run(c, mw, wl):
     # vgem, udmabuf, and the drivers of the guests' virtio GPU and (x86)
     # standard VGA: in the kernel matrix's guests (this machine loads no
@@ -304,3 +328,4 @@ def run(c, mw, wl):
         c.check(len(line) == 1, f"devmaps: the text report's device VM line ({line})")
         svg_case(c, open(svg).read() if os.path.exists(svg) else "")
         window_case(c, mw, wl, tmp)
+        late_walk_case(c, mw, wl, tmp)

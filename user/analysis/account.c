@@ -597,6 +597,11 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 	case MW_OP_VMGROW:
 		apply_vmgrow(a, r);
 		break;
+	case MW_OP_REWALK:
+		/* What an earlier call mapped or changed in the range, read
+		 * late: the VMAs there now. */
+		set_reported_vmas(a, r, len);
+		break;
 	case MW_OP_PRCTL_VMA:
 		a->need_resync = true;	/* anon names come from /proc */
 		/* fallthrough */

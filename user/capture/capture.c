@@ -474,6 +474,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->rss_key_ptr = c->rss_raw && !c->host;
 	s->rodata->learn_keys = learn_keys(c);
 	s->rodata->coalesce = !feature_disabled("coalesce");
+	s->rodata->test_exit_busy = feature_disabled("exit_walk");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);

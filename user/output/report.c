@@ -20,6 +20,7 @@ static const char *const op_names[MW_NR_OPS] = {
 	[MW_OP_SHMAT] = "shmat",
 	[MW_OP_SHMDT] = "shmdt",
 	[MW_OP_PRCTL_VMA] = "prctl_vma",
+	[MW_OP_REWALK] = "rewalk",
 	[MW_OP_VMGROW] = "stack_growth",
 };
 

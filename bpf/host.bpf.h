@@ -520,6 +520,25 @@ int BPF_PROG(host_process_exec, struct task_struct *task, pid_t old_pid,
 	return 0;
 }
 
+/*
+ * A process moved to another cgroup: its entry follows.  A container
+ * runtime forks the payload in its own cgroup and moves it into the
+ * container's after: the cgroup taken at the fork (host_add) was runc's.
+ * The tracepoint fires after the move (cgroup_attach_task()), once per
+ * hierarchy, with the thread group's leader.
+ */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(host_cgroup_attach, struct cgroup *dst_cgrp, const char *path,
+	     struct task_struct *task, bool threadgroup)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct mw_host *h = bpf_map_lookup_elem(&hosts, &tgid);
+
+	if (h)
+		h->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(host_process_exit, struct task_struct *task)
 {

@@ -49,6 +49,7 @@ pkgs=(
 	debhelper dpkg-dev lintian	# make deb, make test-package
 	man-db bash-completion		# the man page's and the completion's tests
 	systemd				# make test-systemd: PID 1 of a guest, systemd-analyze
+	podman runc			# tests: containers named host-wide (runc: crun refuses hybrid cgroups)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -4,6 +4,7 @@ must equal what the workload read from its own /proc/self/status at its final
 checkpoint; a step must hold the growth between two checkpoints."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -258,6 +259,112 @@ def errors_case(c, mw, wl, tmp):
                 f"{what}: one line on stderr ({err.strip()[:120]})")
 
 
+# Podman as this kind of machine allows it: cgroups v1 and v2 side by side
+# and no systemd (crun refuses the hybrid; runc and the cgroupfs manager
+# work), and no CAP_SYS_RESOURCE to raise rlimits.
+PODMAN_RUN = ["run", "-d", "--runtime", "runc", "--network", "none",
+              "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
+
+
+def podman_rootfs(tmp):
+    """A root file system of busybox alone, for --rootfs: no image, no
+    registry."""
+    root = os.path.join(tmp, "rootfs")
+    for d in ("bin", "proc", "sys", "dev", "tmp", "etc"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    shutil.copy("/bin/busybox", os.path.join(root, "bin", "busybox"))
+    for tool in ("sh", "head", "tr", "sleep", "cat"):
+        os.symlink("busybox", os.path.join(root, "bin", tool))
+    return root
+
+
+def pids_in_cgroup_of(cid):
+    """The processes whose cgroup v2 path names container cid."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cgroup") as f:
+                v2 = [x for x in f.read().splitlines() if x.startswith("0::")]
+        except OSError:
+            continue
+        if v2 and cid in v2[0] and "conmon" not in v2[0]:
+            pids.append(int(d))
+    return pids
+
+
+def containers_case(c, mw, wl, tmp):
+    """-a names containers as their users named them (issue 28): two podman
+    containers of busybox, a shell holding 12 and 24 MB in a variable and
+    its sleep.  Paused
+    (the freezer stops every process), each container's cgroup in the JSON
+    says its name, engine and id, and its RSS equals the sum of its
+    processes' VmRSS; after podman rm, their exit lines carry the name."""
+    podman = shutil.which("podman")
+    if os.environ.get("MW_GUEST"):
+        print("    skip containers: in a matrix guest (no container runtime there)")
+        return
+    if not c.check(podman is not None, "containers: podman is installed (scripts/setup.sh)"):
+        return
+    root = podman_rootfs(tmp)
+    h = Host(mw, ["-a", "-i", "0.5"], tmp)
+    names = [f"mw-e2e-{os.getpid()}-{x}" for x in ("a", "b")]
+    ids = {}
+    try:
+        for i, n in enumerate(names):
+            # The shell stays (no exec of its last command) with x, and
+            # sleep as its child: two processes.
+            script = (f'x=$(head -c {12 * (i + 1)}000000 /dev/zero | tr "\\0" a); '
+                      'sleep 120; echo ${#x}')
+            p = subprocess.run([podman] + PODMAN_RUN + ["--name", n, "--rootfs", root,
+                                                        "/bin/sh", "-c", script],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+            if not c.eq(p.returncode, 0, f"containers: podman run {n} "
+                        f"({p.stderr.decode(errors='replace').strip()[-300:]})"):
+                return
+            ids[n] = p.stdout.decode().split()[-1]
+        # Until each has taken its memory: its shell's RSS over 12 MB.
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            rss = {n: sum(status(f"/proc/{p}/status").get("VmRSS", 0)
+                          for p in pids_in_cgroup_of(ids[n])) for n in names}
+            if all(rss[n] > 12_000_000 * (i + 1) for i, n in enumerate(names)):
+                break
+            time.sleep(0.2)
+        c.check(time.time() < deadline, f"containers: both took their memory ({rss})")
+        for n in names:
+            subprocess.run([podman, "pause", n], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=60)
+        want = {n: {p: status(f"/proc/{p}/status").get("VmRSS", 0)
+                    for p in pids_in_cgroup_of(ids[n])} for n in names}
+        time.sleep(1.5)		# an interval line after the pause
+        for n in names:
+            subprocess.run([podman, "rm", "-f", n], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=120)
+        time.sleep(0.8)
+    finally:
+        rc, lines, err = h.stop()
+        subprocess.run([podman, "rm", "-f"] + names, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=120)
+    c.eq(rc, 0, f"containers: memwatch exit status ({err.strip()[:200]})")
+    frames = [o for o in lines if o.get("type") == "interval"]
+    for n in names:
+        cgs = [g for o in frames for g in o.get("cgroups", []) if g.get("container") == n]
+        if not c.check(cgs, f"containers: {n} named in the cgroups of the interval lines"):
+            continue
+        g = cgs[-1]		# the last before podman rm: paused
+        c.eq((g["container_engine"], g["container_id"]), ("podman", ids[n]),
+             f"containers: {n}: engine and id")
+        total = sum(want[n].values())
+        c.near(g["rss_bytes"], total, f"containers: {n}: RSS of its cgroup, paused, is its "
+               f"processes' VmRSS ({len(want[n])} processes)", tol(total) + status_slack(3))
+        ex = [o for o in lines if o.get("type") == "exit" and o["pid"] in want[n]]
+        c.check(len(ex) == len(want[n]) and all(o.get("container") == n for o in ex),
+                f"containers: {n}: an exit line per process, each naming it "
+                f"({[(o['pid'], o.get('container')) for o in ex]})")
+
+
 def run(c, mw, wl):
     tmp = tempfile.mkdtemp(prefix="mw-host-")
     try:
@@ -266,5 +373,6 @@ def run(c, mw, wl):
         pids_follow_case(c, mw, wl, tmp)
         steps_case(c, mw, wl, tmp)
         errors_case(c, mw, wl, tmp)
+        containers_case(c, mw, wl, tmp)
     finally:
         subprocess.run(["rm", "-rf", tmp])

@@ -431,18 +431,18 @@ TEST(hostile_names_escaped)
 	om = render(&v, NPROCS, true);
 	/* The hostile comm's process (102) is in cgroup 1002, "/"; 101 in
 	 * 1001, the one with the hostile path. */
-	snprintf(want, sizeof(want), "memwatch_process_vm_bytes{pid=\"102\",comm=\"%s\",cgroup=\"/\"}",
+	snprintf(want, sizeof(want), "memwatch_process_vm_bytes{pid=\"102\",comm=\"%s\",cgroup=\"/\",container=\"\"}",
 		 hostile_comm_esc);
 	CHECK_EQ_INT(value_of(om, want), 100 * MiB + 2 * 4096);
-	snprintf(want, sizeof(want), "memwatch_process_vm_bytes{pid=\"101\",comm=\"proc1\",cgroup=\"%s\"}",
+	snprintf(want, sizeof(want), "memwatch_process_vm_bytes{pid=\"101\",comm=\"proc1\",cgroup=\"%s\",container=\"\"}",
 		 hostile_path_esc);
 	CHECK_EQ_INT(value_of(om, want), 100 * MiB + 4096);
-	snprintf(want, sizeof(want), "memwatch_cgroup_vm_bytes{cgroup=\"%s\"}", hostile_path_esc);
+	snprintf(want, sizeof(want), "memwatch_cgroup_vm_bytes{cgroup=\"%s\",container=\"\"}", hostile_path_esc);
 	CHECK_EQ_INT(value_of(om, want), 201 * MiB);	/* its RSS is in the top 50 */
 	/* A comm of 16 bytes with no NUL: all 16, nothing after. */
 	CHECK(strstr(om, "{pid=\"104\",comm=\"zzzzzzzzzzzzzzzz\",cgroup=\""));
 	/* A cgroup the view does not list: by its id. */
-	CHECK(strstr(om, "{pid=\"107\",comm=\"proc7\",cgroup=\"id:999999\"}"));
+	CHECK(strstr(om, "{pid=\"107\",comm=\"proc7\",cgroup=\"id:999999\",container=\"\"}"));
 	snprintf(want, sizeof(want), "memwatch_phase_info{phase=\"%s\"}", hostile_phase_esc);
 	CHECK_EQ_INT(value_of(om, want), 1);
 	check_grammar(om, true);
@@ -457,11 +457,11 @@ TEST(hostile_cgroup_in_top)
 	build(&v);
 	cgroups[1].rss[MW_ANON] = 1000 * MiB;	/* the largest now */
 	om = render(&v, TOP, true);
-	snprintf(want, sizeof(want), "memwatch_cgroup_rss_bytes{cgroup=\"%s\",type=\"anon\"}",
+	snprintf(want, sizeof(want), "memwatch_cgroup_rss_bytes{cgroup=\"%s\",container=\"\",type=\"anon\"}",
 		 hostile_path_esc);
 	CHECK_EQ_INT(value_of(om, want), 1000 * MiB);
 	/* It leads: the series come largest RSS first. */
-	snprintf(want, sizeof(want), "# HELP memwatch_cgroup_vm_bytes %s\nmemwatch_cgroup_vm_bytes{cgroup=\"%s\"}",
+	snprintf(want, sizeof(want), "# HELP memwatch_cgroup_vm_bytes %s\nmemwatch_cgroup_vm_bytes{cgroup=\"%s\",container=\"\"}",
 		 "Virtual memory size of the traced processes in the cgroup.", hostile_path_esc);
 	CHECK(strstr(om, want));
 	free(om);
@@ -494,10 +494,10 @@ static void check_top(size_t top_n)
 	CHECK_EQ_U64(n, expect + 1);
 	sum_of(om, "memwatch_process_rss_bytes", NULL, &n);
 	CHECK_EQ_U64(n, 3 * (expect + 1));
-	CHECK_EQ_U64(count_lines(om, "memwatch_process_page_faults_total{pid=\"\",comm=\"other\",cgroup=\"\"} "), 1);
+	CHECK_EQ_U64(count_lines(om, "memwatch_process_page_faults_total{pid=\"\",comm=\"other\",cgroup=\"\",container=\"\"} "), 1);
 	sum_of(om, "memwatch_cgroup_vm_bytes", NULL, &n);
 	CHECK_EQ_U64(n, MW_METRICS_TOP_CGROUPS + 1);
-	CHECK_EQ_U64(count_lines(om, "memwatch_cgroup_vm_bytes{cgroup=\"other\"} "), 1);
+	CHECK_EQ_U64(count_lines(om, "memwatch_cgroup_vm_bytes{cgroup=\"other\",container=\"\"} "), 1);
 	free(om);
 }
 
@@ -590,18 +590,41 @@ TEST(exact_series)
 	om = render(&v, NPROCS, true);
 	/* proc8 (in cgroup 1002, "/"): anon 4 * 8 % 9 + 1 = 6 MiB, file 24 pages, shmem 8 pages. */
 	CHECK_EQ_INT(value_of(om, "memwatch_process_rss_bytes{pid=\"108\",comm=\"proc8\","
-				  "cgroup=\"/\",type=\"anon\"}"), 6 * MiB);
+				  "cgroup=\"/\",container=\"\",type=\"anon\"}"), 6 * MiB);
 	CHECK_EQ_INT(value_of(om, "memwatch_process_rss_bytes{pid=\"108\",comm=\"proc8\","
-				  "cgroup=\"/\",type=\"file\"}"), 24 * 4096);
+				  "cgroup=\"/\",container=\"\",type=\"file\"}"), 24 * 4096);
 	CHECK_EQ_INT(value_of(om, "memwatch_process_rss_bytes{pid=\"108\",comm=\"proc8\","
-				  "cgroup=\"/\",type=\"shmem\"}"), 8 * 4096);
+				  "cgroup=\"/\",container=\"\",type=\"shmem\"}"), 8 * 4096);
 	CHECK_EQ_INT(value_of(om, "memwatch_process_swap_bytes{pid=\"108\",comm=\"proc8\","
-				  "cgroup=\"/\"}"), 8 * 8192);
+				  "cgroup=\"/\",container=\"\"}"), 8 * 8192);
 	CHECK_EQ_INT(value_of(om, "memwatch_process_page_faults_total{pid=\"108\",comm=\"proc8\","
-				  "cgroup=\"/\"}"), 1008);
+				  "cgroup=\"/\",container=\"\"}"), 1008);
 	/* The series come largest RSS first: pid 102 (9 MiB) leads. */
 	CHECK(strstr(om, "\nmemwatch_process_vm_bytes{pid=\"102\","));
 	free(om);
+}
+
+/* A container's cgroup: its name (here the short id: no engine state) in
+ * the container label of its series and of its processes'. */
+TEST(container_label)
+{
+	static const char path[] =
+		"/libpod_parent/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct mw_hostview v;
+	char want[256], *om;
+
+	build(&v);
+	cgroups[0].path = path;		/* proc3's: 1000 + 3 % 3 */
+	cgroups[0].rss[MW_ANON] = 999 * MiB;	/* in the top 50 */
+	om = render(&v, NPROCS, true);
+	snprintf(want, sizeof(want), "{cgroup=\"%s\",container=\"0123456789ab\"}", path);
+	CHECK(strstr(om, want));
+	snprintf(want, sizeof(want), "comm=\"proc3\",cgroup=\"%s\",container=\"0123456789ab\"}", path);
+	CHECK(strstr(om, want));
+	check_grammar(om, true);
+	free(om);
+	cgroups[0].path = paths[0];
+	cgroups[0].rss[MW_ANON] = MiB;
 }
 
 TEST(empty_view)
@@ -614,8 +637,8 @@ TEST(empty_view)
 	text = render(&v, TOP, false);
 	check_grammar(om, true);
 	check_grammar(text, false);
-	CHECK_EQ_INT(value_of(om, "memwatch_process_vm_bytes{pid=\"\",comm=\"other\",cgroup=\"\"}"), 0);
-	CHECK_EQ_INT(value_of(om, "memwatch_cgroup_rss_bytes{cgroup=\"other\",type=\"anon\"}"), 0);
+	CHECK_EQ_INT(value_of(om, "memwatch_process_vm_bytes{pid=\"\",comm=\"other\",cgroup=\"\",container=\"\"}"), 0);
+	CHECK_EQ_INT(value_of(om, "memwatch_cgroup_rss_bytes{cgroup=\"other\",container=\"\",type=\"anon\"}"), 0);
 	CHECK_EQ_INT(value_of(om, "memwatch_phase_info{phase=\"start\"}"), 1);
 	free(om);
 	free(text);
@@ -889,6 +912,7 @@ int main(void)
 	RUN(top_n_and_other);
 	RUN(top_n_plus_other_add_up);
 	RUN(exact_series);
+	RUN(container_label);
 	RUN(empty_view);
 	RUN(write_error);
 	RUN(addresses);

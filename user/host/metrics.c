@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/containers.h"
 #include "host/metrics.h"
 #include "util.h"
 
@@ -227,14 +228,26 @@ static void cgroup_name(struct render *r, uint64_t id, const char *path)
 		fprintf(r->f, "id:%" PRIu64, id);
 }
 
-static void cgroup_of(struct render *r, uint64_t id)
+/* ,container="NAME" for a container's cgroup (containers.h), "" for
+ * others: every series of a family has the same labels. */
+static void container_label(struct render *r, const char *path)
+{
+	struct mw_container c;
+
+	fputs(",container=\"", r->f);
+	if (containers_get(path, &c))
+		label_value(r->f, c.name, strlen(c.name));
+	fputc('"', r->f);
+}
+
+static const char *cgroup_path(struct render *r, uint64_t id)
 {
 	struct mw_hcgroup key = { .id = id };
 	const struct mw_hcgroup *k = &key, **c = NULL;
 
 	if (r->by_id)
 		c = bsearch(&k, r->by_id, r->v->ncgroups, sizeof(*r->by_id), cmp_cgroup_id);
-	cgroup_name(r, id, c ? (*c)->path : NULL);
+	return c ? (*c)->path : NULL;
 }
 
 static void proc_labels(struct render *r, const void *obj)
@@ -242,14 +255,15 @@ static void proc_labels(struct render *r, const void *obj)
 	const struct mw_hproc *p = obj;
 
 	if (!p) {
-		fputs("pid=\"\",comm=\"other\",cgroup=\"\"", r->f);
+		fputs("pid=\"\",comm=\"other\",cgroup=\"\",container=\"\"", r->f);
 		return;
 	}
 	fprintf(r->f, "pid=\"%" PRIu32 "\",comm=\"", p->pid);
 	label_value(r->f, p->comm, strnlen(p->comm, sizeof(p->comm)));
 	fputs("\",cgroup=\"", r->f);
-	cgroup_of(r, p->cgroup_id);
+	cgroup_name(r, p->cgroup_id, cgroup_path(r, p->cgroup_id));
 	fputc('"', r->f);
+	container_label(r, cgroup_path(r, p->cgroup_id));
 }
 
 static void cgroup_labels(struct render *r, const void *obj)
@@ -262,6 +276,7 @@ static void cgroup_labels(struct render *r, const void *obj)
 	else
 		fputs("other", r->f);
 	fputc('"', r->f);
+	container_label(r, c ? c->path : NULL);
 }
 
 static void sample(struct render *r, const struct family *fam, const struct group *g,

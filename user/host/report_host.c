@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "output/report.h"
+#include "host/containers.h"
 #include "host/report_host.h"
 #include "output/jsonutil.h"
 #include "util.h"
@@ -15,6 +16,18 @@ static const char *cg_name(mw_cgroup_name_fn fn, void *ctx, uint64_t id, uint32_
 	const char *s = fn ? fn(ctx, id, pid) : NULL;
 
 	return s ? s : "?";
+}
+
+/* A cgroup as the tables show it: "ENGINE:NAME" for a container's (conmon's:
+ * "ENGINE:NAME+mon"), else its path. */
+static const char *cg_label(const char *path, char *buf, size_t len)
+{
+	struct mw_container c;
+
+	if (!containers_get(path, &c))
+		return path;
+	snprintf(buf, len, "%s:%s%s", c.engine, c.name, c.monitor ? "+mon" : "");
+	return buf;
 }
 
 /* "+1.5M" for growth. */
@@ -49,7 +62,7 @@ static void frame_header(FILE *f, const struct host_frame *fr)
 static void proc_rows(FILE *f, const struct host_frame *fr, size_t top,
 		      mw_cgroup_name_fn name, void *ctx)
 {
-	char comm[24], cg[24], b[4][24];
+	char comm[24], cg[24], b[4][24], lb[MW_CT_NAME_LEN + 24];
 	size_t shown = 0;
 
 	fprintf(f, "%7s %-16s %-19s %8s %8s %8s %8s\n", "PID", "COMM", "CGROUP", "VM", "+VM",
@@ -62,7 +75,8 @@ static void proc_rows(FILE *f, const struct host_frame *fr, size_t top,
 		shown++;
 		fprintf(f, "%7u %-16s %-19s %8s %8s %8s %8s\n", p->pid,
 			printable(p->comm, comm, sizeof(comm), 16),
-			printable(cg_name(name, ctx, p->cgroup_id, p->pid), cg, sizeof(cg), 19),
+			printable(cg_label(cg_name(name, ctx, p->cgroup_id, p->pid), lb, sizeof(lb)),
+				  cg, sizeof(cg), 19),
 			size_short((int64_t)p->vm, b[0], 24), delta_short(p->d_vm, b[1], 24),
 			size_short(hproc_rss(p), b[2], 24), delta_short(p->d_rss, b[3], 24));
 	}
@@ -72,13 +86,14 @@ static void proc_rows(FILE *f, const struct host_frame *fr, size_t top,
 
 static void cgroup_rows(FILE *f, const struct host_frame *fr, size_t top)
 {
-	char cg[48], b[4][24];
+	char cg[48], b[4][24], lb[MW_CT_NAME_LEN + 24];
 
 	fprintf(f, "%-38s %5s %8s %8s %8s %8s\n", "CGROUP", "PROCS", "VM", "+VM", "RSS", "+RSS");
 	for (size_t i = 0; i < fr->ncgroups && i < top; i++) {
 		const struct mw_hcgroup *g = &fr->cgroups[i];
 
-		fprintf(f, "%-38s %5u %8s %8s %8s %8s\n", printable(g->path, cg, sizeof(cg), 38),
+		fprintf(f, "%-38s %5u %8s %8s %8s %8s\n",
+			printable(cg_label(g->path, lb, sizeof(lb)), cg, sizeof(cg), 38),
 			g->nprocs, size_short((int64_t)g->vm, b[0], 24),
 			delta_short(g->d_vm, b[1], 24),
 			size_short(g->rss[MW_FILE] + g->rss[MW_ANON] + g->rss[MW_SHMEM], b[2], 24),
@@ -128,6 +143,22 @@ void host_text_frame(FILE *f, const struct host_frame *fr, size_t top, bool by_c
 
 /* ---- JSON ---------------------------------------------------------------- */
 
+/* The container a cgroup is, by name (containers.h), into o. */
+static void container_json(json_t *o, const char *cgroup)
+{
+	struct mw_container c;
+
+	if (!containers_get(cgroup, &c))
+		return;
+	json_object_set_new(o, "container", jstr(c.name));
+	json_object_set_new(o, "container_engine", json_string(c.engine));
+	json_object_set_new(o, "container_id", jstr(c.id));
+	if (c.pod[0])
+		json_object_set_new(o, "pod_uid", jstr(c.pod));
+	if (c.monitor)
+		json_object_set_new(o, "container_monitor", json_true());
+}
+
 static json_t *proc_json(const struct mw_hproc *p, const char *cgroup)
 {
 	json_t *o = json_pack("{s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
@@ -151,19 +182,25 @@ static json_t *proc_json(const struct mw_hproc *p, const char *cgroup)
 	json_object_set_new(o, "device_vm_bytes", json_integer(p->device_vm));
 	json_object_set_new(o, "device_vm_peak_bytes", json_integer(p->device_vm_peak));
 	json_object_set_new(o, "device_vm_exact", json_boolean(p->device_vm_exact));
+	container_json(o, cgroup);
 	return o;
 }
 
 static json_t *cgroup_json(const struct mw_hcgroup *g)
 {
-	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "cgroup", jstr(g->path),
-			 "processes", (json_int_t)g->nprocs, "vm_bytes", (json_int_t)g->vm,
-			 "rss_bytes", (json_int_t)(g->rss[MW_FILE] + g->rss[MW_ANON] +
-						   g->rss[MW_SHMEM]),
-			 "vm_growth_bytes", (json_int_t)g->d_vm,
-			 "rss_growth_bytes", (json_int_t)g->d_rss, "faults", (json_int_t)g->faults,
-			 "locked_bytes", (json_int_t)g->locked, "pinned_bytes", (json_int_t)g->pinned,
-			 "device_vm_bytes", (json_int_t)g->device_vm);
+	json_t *o = json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "cgroup", jstr(g->path), "processes", (json_int_t)g->nprocs,
+			      "vm_bytes", (json_int_t)g->vm,
+			      "rss_bytes", (json_int_t)(g->rss[MW_FILE] + g->rss[MW_ANON] +
+							g->rss[MW_SHMEM]),
+			      "vm_growth_bytes", (json_int_t)g->d_vm,
+			      "rss_growth_bytes", (json_int_t)g->d_rss,
+			      "faults", (json_int_t)g->faults, "locked_bytes", (json_int_t)g->locked,
+			      "pinned_bytes", (json_int_t)g->pinned,
+			      "device_vm_bytes", (json_int_t)g->device_vm);
+
+	container_json(o, g->path);
+	return o;
 }
 
 static void put_line(FILE *f, json_t *o)

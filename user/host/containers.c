@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* containers.c — containers by name from cgroup paths and engines' state. */
+#include <ctype.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "host/containers.h"
+#include "capture/procfs.h"
+#include "util.h"
+
+static bool has_prefix(const char *s, size_t n, const char *p)
+{
+	size_t k = strlen(p);
+
+	return n >= k && memcmp(s, p, k) == 0;
+}
+
+static bool has_suffix(const char *s, size_t n, const char *p)
+{
+	size_t k = strlen(p);
+
+	return n >= k && memcmp(s + n - k, p, k) == 0;
+}
+
+/* s[0, n) is a full container id: 64 lowercase hex digits. */
+static bool is_id(const char *s, size_t n)
+{
+	if (n != 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* "<prefix><id><suffix>" in the component s[0, n): the id into c. */
+static bool id_between(const char *s, size_t n, const char *prefix, const char *suffix,
+		       struct mw_container *c)
+{
+	size_t a = strlen(prefix), b = strlen(suffix);
+
+	if (!has_prefix(s, n, prefix) || !has_suffix(s, n, suffix) || n < a + b ||
+	    !is_id(s + a, n - a - b))
+		return false;
+	memcpy(c->id, s + a, n - a - b);
+	c->id[n - a - b] = 0;
+	return true;
+}
+
+/* systemd's unit-name escaping undone: "\x2d" is '-'. */
+static void unescape(const char *s, size_t n, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 1 < len; i++) {
+		unsigned int ch;
+
+		if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' &&
+		    sscanf(s + i + 2, "%2x", &ch) == 1) {
+			out[o++] = (char)ch;
+			i += 3;
+		} else {
+			out[o++] = s[i];
+		}
+	}
+	out[o] = 0;
+}
+
+/* A Kubernetes pod's UID from "kubepods-besteffort-pod<uid>.slice" (systemd:
+ * '_' for '-') or "pod<uid>" (cgroupfs). */
+static void pod_of(const char *s, size_t n, struct mw_container *c)
+{
+	const char *p = NULL;
+	size_t k;
+
+	for (size_t i = 0; i + 3 <= n; i++)
+		if (!memcmp(s + i, "pod", 3) && (i == 0 || s[i - 1] == '-'))
+			p = s + i + 3;
+	if (!p)
+		return;
+	k = (size_t)(s + n - p);
+	if (has_suffix(p, k, ".slice"))
+		k -= 6;
+	if (k < 32 || k >= sizeof(c->pod))
+		return;
+	for (size_t i = 0; i < k; i++)
+		c->pod[i] = p[i] == '_' ? '-' : p[i];
+	c->pod[k] = 0;
+}
+
+/* One path component, s[0, n), with its parent's, for its container. */
+static bool component(const char *s, size_t n, const char *parent, size_t pn,
+		      struct mw_container *c)
+{
+	if (id_between(s, n, "libpod-conmon-", ".scope", c) ||
+	    id_between(s, n, "libpod-conmon-", "", c)) {
+		c->engine = "podman";
+		c->monitor = true;
+	} else if (id_between(s, n, "libpod-", ".scope", c) || id_between(s, n, "libpod-", "", c)) {
+		c->engine = "podman";
+	} else if (id_between(s, n, "docker-", ".scope", c) ||
+		   (pn == 6 && !memcmp(parent, "docker", 6) && id_between(s, n, "", "", c))) {
+		c->engine = "docker";
+	} else if (id_between(s, n, "crio-conmon-", ".scope", c) ||
+		   id_between(s, n, "crio-conmon-", "", c)) {
+		c->engine = "cri-o";
+		c->monitor = true;
+	} else if (id_between(s, n, "crio-", ".scope", c) || id_between(s, n, "crio-", "", c)) {
+		c->engine = "cri-o";
+	} else if (id_between(s, n, "cri-containerd-", ".scope", c) ||
+		   (has_prefix(parent, pn, "pod") && id_between(s, n, "", "", c))) {
+		c->engine = "containerd";
+	} else if (has_prefix(s, n, "machine-") && has_suffix(s, n, ".scope") && n > 14) {
+		c->engine = "nspawn";
+		unescape(s + 8, n - 14, c->id, sizeof(c->id));
+		snprintf(c->name, sizeof(c->name), "%s", c->id);
+		return true;
+	} else {
+		return false;
+	}
+	snprintf(c->name, sizeof(c->name), "%.12s", c->id);
+	return true;
+}
+
+bool container_parse(const char *path, struct mw_container *c)
+{
+	const char *end, *s, *ps = "", *pe;
+
+	memset(c, 0, sizeof(*c));
+	if (!path)
+		return false;
+	/* The deepest component that is a container's (Podman's payload may
+	 * sit in a "container" subgroup of its scope), its parent beside it. */
+	end = path + strlen(path);
+	while (end > path) {
+		s = end;
+		while (s > path && s[-1] != '/')
+			s--;
+		pe = s > path ? s - 1 : s;
+		ps = pe;
+		while (ps > path && ps[-1] != '/')
+			ps--;
+		if (component(s, (size_t)(end - s), ps, (size_t)(pe - ps), c))
+			break;
+		end = s > path ? s - 1 : path;
+	}
+	if (!c->engine)
+		return false;
+	/* The pod: any component above that names one. */
+	for (s = path; *s;) {
+		const char *e = strchr(s, '/');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+
+		if (has_prefix(s, n, "kubepods") || has_prefix(s, n, "pod"))
+			pod_of(s, n, c);
+		s += n + (e ? 1 : 0);
+	}
+	return true;
+}
+
+/* ---- names from the engines' state ---------------------------------------- */
+
+static const char *crio_name(const char *n, char *out, size_t len)
+{
+	char ctr[64], pod[64], ns[64];
+
+	/* k8s_<container>_<pod>_<namespace>_<uid>_<attempt> */
+	if (sscanf(n, "k8s_%63[^_]_%63[^_]_%63[^_]_", ctr, pod, ns) == 3)
+		snprintf(out, len, "%s/%s/%s", ns, pod, ctr);
+	else
+		snprintf(out, len, "%s", n);
+	return out;
+}
+
+bool containers_json_name(const char *text, const char *id, char *name, size_t len)
+{
+	json_t *root = json_loads(text, 0, NULL), *o;
+	size_t i;
+	bool found = false;
+
+	if (!json_is_array(root)) {
+		json_decref(root);
+		return false;
+	}
+	json_array_foreach(root, i, o) {
+		const char *oid = json_string_value(json_object_get(o, "id"));
+		json_t *names = json_object_get(o, "names");
+
+		if (!oid || strcmp(oid, id) || !json_is_array(names) ||
+		    !json_string_value(json_array_get(names, 0)))
+			continue;
+		crio_name(json_string_value(json_array_get(names, 0)), name, len);
+		found = true;
+		break;
+	}
+	json_decref(root);
+	return found;
+}
+
+/* Podman's (or CRI-O's) storage: rootful, or a rootless user's under the
+ * cgroup's "user-<uid>.slice". */
+static void podman_storage(const char *path, char *out, size_t len)
+{
+	const char *env = getenv("MW_PODMAN_STORAGE"), *u = strstr(path, "/user-");
+	unsigned int uid;
+	struct passwd *pw;
+
+	if (env) {
+		snprintf(out, len, "%s", env);
+		return;
+	}
+	if (u && sscanf(u, "/user-%u.slice", &uid) == 1 && uid && (pw = getpwuid(uid))) {
+		snprintf(out, len, "%s/.local/share/containers/storage", pw->pw_dir);
+		return;
+	}
+	snprintf(out, len, "/var/lib/containers/storage");
+}
+
+static void lookup_name(const char *path, struct mw_container *c)
+{
+	char file[4200], *text = NULL, name[MW_CT_NAME_LEN];
+	size_t len;
+
+	if (!strcmp(c->engine, "podman") || !strcmp(c->engine, "cri-o")) {
+		static const char *const drivers[] = { "overlay", "vfs", "btrfs", "zfs" };
+		char dir[4096];
+
+		podman_storage(path, dir, sizeof(dir));
+		for (size_t i = 0; i < MW_ARRAY_SIZE(drivers); i++) {
+			snprintf(file, sizeof(file), "%s/%s-containers/containers.json", dir,
+				 drivers[i]);
+			if (procfs_read_file(file, &text, &len))
+				continue;
+			if (containers_json_name(text, c->id, name, sizeof(name)))
+				snprintf(c->name, sizeof(c->name), "%s", name);
+			free(text);
+			text = NULL;
+			break;
+		}
+	} else if (!strcmp(c->engine, "docker")) {
+		const char *root = getenv("MW_DOCKER_ROOT");
+		json_t *o;
+
+		snprintf(file, sizeof(file), "%s/containers/%s/config.v2.json",
+			 root ? root : "/var/lib/docker", c->id);
+		o = json_load_file(file, 0, NULL);
+		if (json_string_value(json_object_get(o, "Name"))) {
+			const char *n = json_string_value(json_object_get(o, "Name"));
+
+			snprintf(c->name, sizeof(c->name), "%s", n + (n[0] == '/'));
+		}
+		json_decref(o);
+	}
+}
+
+struct ct_entry {
+	char *path;
+	struct mw_container c;
+	bool is;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct ct_entry *v;
+	size_t n, cap;
+} cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+bool containers_get(const char *path, struct mw_container *c)
+{
+	struct ct_entry *e = NULL;
+	bool is;
+
+	memset(c, 0, sizeof(*c));
+	if (!path)
+		return false;
+	pthread_mutex_lock(&cache.lock);
+	for (size_t i = 0; i < cache.n && !e; i++)
+		if (!strcmp(cache.v[i].path, path))
+			e = &cache.v[i];
+	if (!e) {
+		if (cache.n == cache.cap) {
+			cache.cap = cache.cap ? 2 * cache.cap : 32;
+			cache.v = mw_xrealloc(cache.v, cache.cap, sizeof(*cache.v));
+		}
+		e = &cache.v[cache.n++];
+		memset(e, 0, sizeof(*e));
+		e->path = mw_xstrdup(path);
+		e->is = container_parse(path, &e->c);
+		if (e->is)
+			lookup_name(path, &e->c);
+	}
+	is = e->is;
+	if (is)
+		*c = e->c;
+	pthread_mutex_unlock(&cache.lock);
+	return is;
+}
+
+void containers_free(void)
+{
+	pthread_mutex_lock(&cache.lock);
+	for (size_t i = 0; i < cache.n; i++)
+		free(cache.v[i].path);
+	free(cache.v);
+	cache.v = NULL;
+	cache.n = cache.cap = 0;
+	pthread_mutex_unlock(&cache.lock);
+}

@@ -85,7 +85,8 @@ static __always_inline void mark_here(__u32 kind, __u32 id, const char *name)
 		split_fault_over(tgid);
 	}
 	/* A mapping a call could not read comes before the boundary. */
-	rewalk(p, tgid, mw_current_task(), false);
+	if (p->rewalk_end)
+		rewalk_bare(tgid);
 	mm = current_mm();
 	proc_note_pin(p, BPF_CORE_READ(mm, locked_vm), BPF_CORE_READ(mm, pinned_vm.counter));
 	emit_mark(p, tgid, kind, id, name, true, BPF_CORE_READ(mm, total_vm));

@@ -90,6 +90,88 @@ static __always_inline void syscall_args(struct pt_regs *regs, __u64 *a)
 #endif
 }
 
+/* How much of an op record to send: up to its last VMA or, with paths,
+ * its last path (an anonymous call's record is 248 bytes, not 392). */
+static __always_inline __u64 op_rec_size(const struct mw_op_rec *rec)
+{
+	if (rec->nr_paths >= MW_MAX_VMAS)
+		return sizeof(*rec);
+	if (!rec->nr_paths)
+		return offsetof(struct mw_op_rec, vmas) +
+		       (__u64)(rec->nr_vmas < MW_MAX_VMAS ? rec->nr_vmas : MW_MAX_VMAS) *
+		       sizeof(struct mw_vma);
+	return offsetof(struct mw_op_rec, paths) +
+	       (__u64)(rec->nr_paths & (MW_MAX_VMAS - 1)) * MW_PATH_LEN;
+}
+
+/* A range whose VMAs a call could not read (its mm locked: khugepaged, a
+ * writer waiting), to read at the process's next event. */
+static __always_inline void rewalk_note(struct mw_proc *p, __u64 start, __u64 end)
+{
+	if (end <= start)
+		return;
+	if (!p->rewalk_end) {
+		p->rewalk_start = start;
+		p->rewalk_end = end;
+		return;
+	}
+	if (start < p->rewalk_start)
+		p->rewalk_start = start;
+	if (end > p->rewalk_end)
+		p->rewalk_end = end;
+}
+
+/*
+ * The VMAs of a range an earlier call could not read, read now, before the
+ * record of this event (the process's next traced call, or a marker in it):
+ * a phase that ends here has the mapping that call made.  Busy again: kept
+ * for the next event, and the loader re-reads /proc as before.  A marker
+ * reads them without paths (vma_walk_bare: its programs stay small), which
+ * the loader takes from /proc/PID/map_files.
+ */
+static __always_inline void rewalk(struct mw_proc *p, __u32 tgid, struct task_struct *task,
+				   bool path)
+{
+	__u64 start = p->rewalk_start, end = p->rewalk_end;
+	union mw_scratch *sc;
+	struct mw_op_rec *rec;
+
+	if (!end || end <= start || (p->flags & MW_PROC_DEAD))
+		return;
+	p->rewalk_end = 0;
+	sc = scratch_get(0);
+	if (!sc)
+		return;
+	rec = &sc->op;
+	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, vmas));
+	rec->op = MW_OP_REWALK;
+	rec->start = start;
+	rec->end = end;
+	if (path)
+		vma_walk(start, end, MW_WALK_STRICT);
+	else
+		vma_walk_bare(start, end, MW_WALK_STRICT);
+	if (rec->opflags & MW_OPF_FIND_BUSY)
+		rewalk_note(p, start, end);
+	rec->total_vm = p->total_vm;
+	p->calls[MW_OP_REWALK]++;
+	hdr_set(&rec->hdr, MW_REC_OP, tgid, MW_LD(task, pid), 0, bpf_ktime_get_ns());
+	rec->hdr.seq = mw_add_fetch(&p->seq, 1);
+	emit(p, rec, op_rec_size(rec));
+}
+
+/* rewalk() without paths, for the current task's process: a global
+ * function, verified once in each program that calls it (sys_enter, the
+ * markers), not once per path through it. */
+__noinline int rewalk_bare(__u32 tgid)
+{
+	struct mw_proc *p = proc_lookup(tgid);
+
+	if (p)
+		rewalk(p, tgid, mw_current_task(), false);
+	return 0;
+}
+
 static __always_inline int sys_enter(const __u64 *args, __u32 op)
 {
 	struct task_struct *task = mw_current_task();
@@ -102,6 +184,11 @@ static __always_inline int sys_enter(const __u64 *args, __u32 op)
 		return 0;
 	if (op == MW_OP_PRCTL_VMA && arg0 != MW_PR_SET_VMA)
 		return 0;
+	/* A call that can unmap what an earlier one could not read: read it
+	 * first, while it is there (its mapping then goes as unmapped). */
+	if (p->rewalk_end && (op == MW_OP_MUNMAP || op == MW_OP_MREMAP || op == MW_OP_MMAP ||
+			      op == MW_OP_SHMDT || op == MW_OP_BRK))
+		rewalk_bare(MW_LD(task, tgid));
 	t = thread_get(task, true);
 	if (!t)
 		return 0;
@@ -257,76 +344,6 @@ static __always_inline void coalesce_end(struct mw_proc *p, __u32 tgid)
 	mw_add(&p->coalesced, rec.calls);
 	hdr_fill(&rec.hdr, MW_REC_COALESCED, tgid, 0);
 	emit_rec(p, &rec, sizeof(rec), true);
-}
-
-/* How much of an op record to send: up to its last VMA or, with paths,
- * its last path (an anonymous call's record is 248 bytes, not 392). */
-static __always_inline __u64 op_rec_size(const struct mw_op_rec *rec)
-{
-	if (rec->nr_paths >= MW_MAX_VMAS)
-		return sizeof(*rec);
-	if (!rec->nr_paths)
-		return offsetof(struct mw_op_rec, vmas) +
-		       (__u64)(rec->nr_vmas < MW_MAX_VMAS ? rec->nr_vmas : MW_MAX_VMAS) *
-		       sizeof(struct mw_vma);
-	return offsetof(struct mw_op_rec, paths) +
-	       (__u64)(rec->nr_paths & (MW_MAX_VMAS - 1)) * MW_PATH_LEN;
-}
-
-/* A range whose VMAs a call could not read (its mm locked: khugepaged, a
- * writer waiting), to read at the process's next event. */
-static __always_inline void rewalk_note(struct mw_proc *p, __u64 start, __u64 end)
-{
-	if (end <= start)
-		return;
-	if (!p->rewalk_end) {
-		p->rewalk_start = start;
-		p->rewalk_end = end;
-		return;
-	}
-	if (start < p->rewalk_start)
-		p->rewalk_start = start;
-	if (end > p->rewalk_end)
-		p->rewalk_end = end;
-}
-
-/*
- * The VMAs of a range an earlier call could not read, read now, before the
- * record of this event (the process's next traced call, or a marker in it):
- * a phase that ends here has the mapping that call made.  Busy again: kept
- * for the next event, and the loader re-reads /proc as before.  A marker
- * reads them without paths (vma_walk_bare: its programs stay small), which
- * the loader takes from /proc/PID/map_files.
- */
-static __always_inline void rewalk(struct mw_proc *p, __u32 tgid, struct task_struct *task,
-				   bool path)
-{
-	__u64 start = p->rewalk_start, end = p->rewalk_end;
-	union mw_scratch *sc;
-	struct mw_op_rec *rec;
-
-	if (!end || end <= start || (p->flags & MW_PROC_DEAD))
-		return;
-	p->rewalk_end = 0;
-	sc = scratch_get(0);
-	if (!sc)
-		return;
-	rec = &sc->op;
-	__builtin_memset(rec, 0, offsetof(struct mw_op_rec, vmas));
-	rec->op = MW_OP_REWALK;
-	rec->start = start;
-	rec->end = end;
-	if (path)
-		vma_walk(start, end, MW_WALK_STRICT);
-	else
-		vma_walk_bare(start, end, MW_WALK_STRICT);
-	if (rec->opflags & MW_OPF_FIND_BUSY)
-		rewalk_note(p, start, end);
-	rec->total_vm = p->total_vm;
-	p->calls[MW_OP_REWALK]++;
-	hdr_set(&rec->hdr, MW_REC_OP, tgid, MW_LD(task, pid), 0, bpf_ktime_get_ns());
-	rec->hdr.seq = mw_add_fetch(&p->seq, 1);
-	emit(p, rec, op_rec_size(rec));
 }
 
 /* MEMWATCH_DISABLE=exit_walk (tests): every call's walk at its exit fails

@@ -15,6 +15,7 @@
 
 #include "capture/capture.h"
 #include "host/cgroups.h"
+#include "host/containers.h"
 #include "capture/control.h"
 #include "capture/heapwarm.h"
 #include "host/host.h"
@@ -645,5 +646,6 @@ int host_run(const struct host_opts *o, int *cmd_status)
 	exits_clear(&h.step.exits);
 	hfind_free(&h.hf);
 	cgnames_free(&h.names);
+	containers_free();
 	return err;
 }

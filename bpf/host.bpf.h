@@ -249,12 +249,6 @@ __noinline __u64 host_dev_bytes(__u64 start, __u64 end)
 	return w.hole || w.addr < w.end ? w.sum | MW_DEV_SHORT : w.sum;
 }
 
-/* Page-rounded length, as the kernel takes it; 0 for the absurd. */
-static __always_inline __u64 host_len(__u64 len)
-{
-	return len < (1ULL << 56) ? (len + MW_PAGE_SIZE - 1) & ~(MW_PAGE_SIZE - 1) : 0;
-}
-
 /*
  * Before mmap(MAP_FIXED), mremap and munmap of a process holding device
  * memory: how much of it the call may remove, for its exit to take off.
@@ -274,9 +268,9 @@ static __always_inline void host_call_enter(long nr, struct pt_regs *regs)
 	syscall_args(regs, a);
 	if (nr == MW_NR_mmap && !(a[3] & MW_MAP_FIXED))
 		return;		/* a free range: nothing replaced */
-	gone = host_dev_bytes(a[0], a[0] + host_len(a[1]));
+	gone = host_dev_bytes(a[0], MW_PAGE_ALIGN(a[0] + a[1]));
 	if (nr == MW_NR_mremap && (a[3] & MW_MREMAP_FIXED))
-		more = host_dev_bytes(a[4], a[4] + host_len(a[2]));
+		more = host_dev_bytes(a[4], MW_PAGE_ALIGN(a[4] + a[2]));
 	if ((gone | more) & MW_DEV_SHORT)
 		h->flags |= MW_HOST_DEV_SHORT;
 	gone = (gone & ~MW_DEV_SHORT) + (more & ~MW_DEV_SHORT);
@@ -291,19 +285,20 @@ static __always_inline void host_call_enter(long nr, struct pt_regs *regs)
  * merge). */
 static __always_inline void host_device(struct mw_host *h, long nr, long ret)
 {
-	struct vma_probe pr = { .fill = MW_PROBE_DEVICE };
+	struct vma_probe pr = {};
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	bool failed = ret < 0 && ret >= -MW_MAX_ERRNO;
 	__u64 *gone;
 
 	if (nr != MW_NR_munmap && nr != MW_NR_mremap && nr != MW_NR_mmap)
 		return;
 	gone = h->device_bytes ? bpf_map_lookup_elem(&host_dev_gone, &tid) : NULL;
 	if (gone) {
-		if (ret >= 0 || ret < -4095)	/* it succeeded */
+		if (!failed)
 			h->device_bytes -= *gone < h->device_bytes ? *gone : h->device_bytes;
 		bpf_map_delete_elem(&host_dev_gone, &tid);
 	}
-	if (nr == MW_NR_munmap || (ret < 0 && ret >= -4095))
+	if (nr == MW_NR_munmap || failed)
 		return;
 	if (!vma_device_at(mw_current_task(), (__u64)ret, &pr) && pr.device && pr.start == (__u64)ret) {
 		h->device_bytes += pr.end - pr.start;

@@ -111,6 +111,20 @@ __noinline int compat_path_walk(__u64 dentry, __u64 mnt)
 }
 #endif
 
+/* What a mapped file's dentry says of it: unlinked (d_unlinked(): unhashed
+ * and not a root; maps shows "(deleted)"), or naming itself (d_dname:
+ * anon_inode, memfd, dma-buf). */
+static __always_inline __u32 dentry_vflags(struct dentry *d)
+{
+	__u32 vflags = 0;
+
+	if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d)
+		vflags |= MW_VMA_DELETED;
+	if (BPF_CORE_READ(d, d_op, d_dname))
+		vflags |= MW_VMA_PSEUDO;
+	return vflags;
+}
+
 /*
  * d_path() for a mapped file, up to the root of the mount tree, built
  * backwards in b[0, MW_PATH_LEN) with the NUL at b[MW_PATH_LEN - 1].
@@ -127,11 +141,7 @@ static __always_inline __u32 file_path(struct file *f, char *b, __u32 *vflags)
 	};
 
 	b[MW_PATH_LEN - 1] = 0;
-	/* Unhashed and not a root: unlinked, shown as "(deleted)" (d_unlinked). */
-	if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d)
-		w.vflags |= MW_VMA_DELETED;
-	if (BPF_CORE_READ(d, d_op, d_dname))
-		w.vflags |= MW_VMA_PSEUDO;
+	w.vflags = dentry_vflags(d);
 #ifdef MW_COMPAT
 	{
 		__u32 r = compat_path_walk((__u64)w.d, (__u64)w.mnt);
@@ -186,7 +196,6 @@ static __always_inline long vma_fill(struct vm_area_struct *vma, struct vma_prob
 	struct file *f;
 	struct inode *ino;
 	struct super_block *sb;
-	struct dentry *d;
 	struct path_buf *pb;
 	__u32 zero = 0, pos, len;
 	/* 64-bit and masked where it is used: 5.10's verifier loses a 32-bit
@@ -228,12 +237,7 @@ static __always_inline long vma_fill(struct vm_area_struct *vma, struct vma_prob
 	v->ino = MW_LD(ino, i_ino);
 	v->dev = MW_LD(sb, s_dev);
 	if (!path) {
-		/* As file_path() tells them. */
-		d = BPF_CORE_READ(f, f_path.dentry);
-		if (!BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d)
-			v->vflags |= MW_VMA_DELETED;
-		if (BPF_CORE_READ(d, d_op, d_dname))
-			v->vflags |= MW_VMA_PSEUDO;
+		v->vflags |= dentry_vflags(BPF_CORE_READ(f, f_path.dentry));
 		return 0;
 	}
 	pb = bpf_map_lookup_elem(&pathbuf, &zero);
@@ -404,60 +408,52 @@ static __always_inline long compat_find_vma(struct task_struct *task, __u64 addr
 }
 #endif
 
+/*
+ * find_vma() with callback cb; the compat object's search calls the one
+ * pr->fill names.  Each caller names its callback: given one call with the
+ * callback chosen at run time, clang passes bpf_find_vma() a register the
+ * verifier cannot follow, and drops the callbacks not taken as dead code
+ * ("verifier bug: No program to jit").
+ */
+#ifdef MW_COMPAT
+#define MW_FIND_VMA(task, addr, pr, cb)	compat_find_vma(task, addr, pr)
+#else
+#define MW_FIND_VMA(task, addr, pr, cb)	bpf_find_vma(task, addr, cb, pr, 0)
+#endif
+
+/* A lookup's result, an mm found locked counted. */
+static __always_inline long vma_found(long err)
+{
+	if (err == -16 /* EBUSY */)
+		stat_inc(MW_STAT_FIND_BUSY);
+	return err;
+}
+
 /* The VMA containing addr, if any.  Returns 0, -ENOENT or -EBUSY. */
 static __always_inline long vma_at(struct task_struct *task, __u64 addr,
 				   struct vma_probe *pr)
 {
-	long err;
-
 	pr->found = 0;
-#ifdef MW_COMPAT
-	err = compat_find_vma(task, addr, pr);
-#else
-	err = pr->fill ? bpf_find_vma(task, addr, vma_probe_cb, pr, 0) :
-			 bpf_find_vma(task, addr, vma_bounds_cb, pr, 0);
-#endif
-	if (err == -16 /* EBUSY */)
-		stat_inc(MW_STAT_FIND_BUSY);
-	return err;
+	return vma_found(pr->fill ? MW_FIND_VMA(task, addr, pr, vma_probe_cb) :
+				    MW_FIND_VMA(task, addr, pr, vma_bounds_cb));
 }
 
-/* vma_at() without the path (vma_bare_cb): see vma_device_at(). */
+/* vma_at() without the path (vma_bare_cb). */
 static __always_inline long vma_bare_at(struct task_struct *task, __u64 addr,
 					struct vma_probe *pr)
 {
-	long err;
-
 	pr->found = 0;
-#ifdef MW_COMPAT
-	err = compat_find_vma(task, addr, pr);
-#else
-	err = bpf_find_vma(task, addr, vma_bare_cb, pr, 0);
-#endif
-	if (err == -16 /* EBUSY */)
-		stat_inc(MW_STAT_FIND_BUSY);
-	return err;
+	pr->fill = MW_PROBE_BARE;
+	return vma_found(MW_FIND_VMA(task, addr, pr, vma_bare_cb));
 }
 
-/* vma_at() with the device test (vma_device_cb).  A function of its own:
- * given one call with the callback chosen at run time, clang passes
- * bpf_find_vma() a register the verifier cannot follow, and the callbacks
- * not taken are dropped as dead code ("verifier bug: No program to jit"). */
+/* vma_at() with the device test (vma_device_cb). */
 static __always_inline long vma_device_at(struct task_struct *task, __u64 addr,
 					  struct vma_probe *pr)
 {
-	long err;
-
 	pr->found = 0;
 	pr->fill = MW_PROBE_DEVICE;
-#ifdef MW_COMPAT
-	err = compat_find_vma(task, addr, pr);
-#else
-	err = bpf_find_vma(task, addr, vma_device_cb, pr, 0);
-#endif
-	if (err == -16 /* EBUSY */)
-		stat_inc(MW_STAT_FIND_BUSY);
-	return err;
+	return vma_found(MW_FIND_VMA(task, addr, pr, vma_device_cb));
 }
 
 enum mw_walk {
@@ -491,7 +487,7 @@ static __always_inline int walk_range(__u64 start, __u64 end, __u32 how, bool pa
 {
 	struct task_struct *task = mw_current_task();
 	union mw_scratch *sc = scratch_get(0);
-	struct vma_probe pr = { .fill = path ? MW_PROBE_FILL : MW_PROBE_BARE };
+	struct vma_probe pr = { .fill = MW_PROBE_FILL };	/* vma_bare_at() sets its own */
 	bool strict = how == MW_WALK_STRICT;
 	struct mw_op_rec *rec;
 	__u64 addr = start;

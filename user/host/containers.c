@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "host/containers.h"
+#include "analysis/idmap.h"
 #include "capture/procfs.h"
 #include "util.h"
 
@@ -37,17 +38,16 @@ static bool is_id(const char *s, size_t n)
 	return true;
 }
 
-/* "<prefix><id><suffix>" in the component s[0, n): the id into c. */
-static bool id_between(const char *s, size_t n, const char *prefix, const char *suffix,
-		       struct mw_container *c)
+/* "<prefix><id>" in the component s[0, n) (its ".scope" taken off): the
+ * id into c. */
+static bool id_after(const char *s, size_t n, const char *prefix, struct mw_container *c)
 {
-	size_t a = strlen(prefix), b = strlen(suffix);
+	size_t a = strlen(prefix);
 
-	if (!has_prefix(s, n, prefix) || !has_suffix(s, n, suffix) || n < a + b ||
-	    !is_id(s + a, n - a - b))
+	if (!has_prefix(s, n, prefix) || !is_id(s + a, n - a))
 		return false;
-	memcpy(c->id, s + a, n - a - b);
-	c->id[n - a - b] = 0;
+	memcpy(c->id, s + a, n - a);
+	c->id[n - a] = 0;
 	return true;
 }
 
@@ -92,36 +92,43 @@ static void pod_of(const char *s, size_t n, struct mw_container *c)
 	c->pod[k] = 0;
 }
 
+/* Unit-name prefixes before a container's id, systemd's (".scope" after)
+ * and cgroupfs's alike; the monitors' before their payloads'. */
+static const struct {
+	const char *prefix, *engine;
+	bool monitor;
+} id_units[] = {
+	{ "libpod-conmon-", "podman", true }, { "libpod-", "podman", false },
+	{ "docker-", "docker", false }, { "crio-conmon-", "cri-o", true },
+	{ "crio-", "cri-o", false }, { "cri-containerd-", "containerd", false },
+};
+
 /* One path component, s[0, n), with its parent's, for its container. */
 static bool component(const char *s, size_t n, const char *parent, size_t pn,
 		      struct mw_container *c)
 {
-	if (id_between(s, n, "libpod-conmon-", ".scope", c) ||
-	    id_between(s, n, "libpod-conmon-", "", c)) {
-		c->engine = "podman";
-		c->monitor = true;
-	} else if (id_between(s, n, "libpod-", ".scope", c) || id_between(s, n, "libpod-", "", c)) {
-		c->engine = "podman";
-	} else if (id_between(s, n, "docker-", ".scope", c) ||
-		   (pn == 6 && !memcmp(parent, "docker", 6) && id_between(s, n, "", "", c))) {
-		c->engine = "docker";
-	} else if (id_between(s, n, "crio-conmon-", ".scope", c) ||
-		   id_between(s, n, "crio-conmon-", "", c)) {
-		c->engine = "cri-o";
-		c->monitor = true;
-	} else if (id_between(s, n, "crio-", ".scope", c) || id_between(s, n, "crio-", "", c)) {
-		c->engine = "cri-o";
-	} else if (id_between(s, n, "cri-containerd-", ".scope", c) ||
-		   (has_prefix(parent, pn, "pod") && id_between(s, n, "", "", c))) {
-		c->engine = "containerd";
-	} else if (has_prefix(s, n, "machine-") && has_suffix(s, n, ".scope") && n > 14) {
+	bool scope = has_suffix(s, n, ".scope");
+
+	if (scope)
+		n -= 6;
+	for (size_t i = 0; i < MW_ARRAY_SIZE(id_units); i++)
+		if (id_after(s, n, id_units[i].prefix, c)) {
+			c->engine = id_units[i].engine;
+			c->monitor = id_units[i].monitor;
+			break;
+		}
+	/* cgroupfs: a bare id under "docker", or under a pod's "pod<UID>". */
+	if (!c->engine && id_after(s, n, "", c))
+		c->engine = pn == 6 && !memcmp(parent, "docker", 6) ? "docker" :
+			    has_prefix(parent, pn, "pod") ? "containerd" : NULL;
+	if (!c->engine && scope && has_prefix(s, n, "machine-") && n > 8) {
 		c->engine = "nspawn";
-		unescape(s + 8, n - 14, c->id, sizeof(c->id));
+		unescape(s + 8, n - 8, c->id, sizeof(c->id));
 		snprintf(c->name, sizeof(c->name), "%s", c->id);
 		return true;
-	} else {
-		return false;
 	}
+	if (!c->engine)
+		return false;
 	snprintf(c->name, sizeof(c->name), "%.12s", c->id);
 	return true;
 }
@@ -263,29 +270,43 @@ struct ct_entry {
 	bool is;
 };
 
+/* Entries by a hash of their path: the tables ask once per process row. */
 static struct {
 	pthread_mutex_t lock;
 	struct ct_entry *v;
 	size_t n, cap;
+	struct mw_idmap by_path;
 } cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t path_key(const char *path)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a, then mixed */
+
+	for (const char *p = path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return mw_fmix64(h) | 1;		/* never 0: idmap's empty key */
+}
 
 bool containers_get(const char *path, struct mw_container *c)
 {
 	struct ct_entry *e = NULL;
+	uint64_t key;
+	uint32_t at;
 	bool is;
 
 	memset(c, 0, sizeof(*c));
 	if (!path)
 		return false;
+	key = path_key(path);
 	pthread_mutex_lock(&cache.lock);
-	for (size_t i = 0; i < cache.n && !e; i++)
-		if (!strcmp(cache.v[i].path, path))
-			e = &cache.v[i];
+	if (idmap_get(&cache.by_path, key, &at) && !strcmp(cache.v[at].path, path))
+		e = &cache.v[at];
 	if (!e) {
 		if (cache.n == cache.cap) {
 			cache.cap = cache.cap ? 2 * cache.cap : 32;
 			cache.v = mw_xrealloc(cache.v, cache.cap, sizeof(*cache.v));
 		}
+		idmap_put(&cache.by_path, key, (uint32_t)cache.n);
 		e = &cache.v[cache.n++];
 		memset(e, 0, sizeof(*e));
 		e->path = mw_xstrdup(path);
@@ -306,6 +327,7 @@ void containers_free(void)
 	for (size_t i = 0; i < cache.n; i++)
 		free(cache.v[i].path);
 	free(cache.v);
+	idmap_free(&cache.by_path);
 	cache.v = NULL;
 	cache.n = cache.cap = 0;
 	pthread_mutex_unlock(&cache.lock);

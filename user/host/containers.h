@@ -26,7 +26,7 @@ struct mw_container {
  * The container a cgroup v2 path belongs to ("/machine.slice/libpod-<id>.scope",
  * "/docker/<id>", ".../kubepods-...-pod<uid>.slice/cri-containerd-<id>.scope",
  * "/machine.slice/machine-<name>.scope", ...): engine, id and pod; name is
- * the short id until containers_name() finds better.  False for no container.
+ * the short id until containers_get() finds better.  False for no container.
  * Pure: tests/unit/test_containers.c.
  */
 bool container_parse(const char *path, struct mw_container *c);

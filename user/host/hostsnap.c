@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "host/hostsnap.h"
+#include "analysis/classify.h"
 #include "analysis/idmap.h"
+#include "analysis/mapping.h"
 #include "capture/procfs.h"
 #include "util.h"
 
@@ -178,38 +180,43 @@ static bool has_prefix(const char *s, const char *p)
 }
 
 /* A path through which a device's memory can be mapped: a device node (but
- * /dev/zero, whose private mapping is anonymous, and /dev/shm), a dma-buf,
- * a GEM buffer's shmem file, an anon_inode (a BPF map, io_uring's rings). */
-static bool device_path(const struct pm_vma *v)
-{
-	if (has_prefix(v->path, "/dev/"))
-		return !v->deleted && !has_prefix(v->path, "/dev/shm/") &&
-		       strcmp(v->path, "/dev/zero") != 0;
-	return has_prefix(v->path, "/dmabuf:") || has_prefix(v->path, "anon_inode:") ||
-	       strcmp(v->path, "/drm mm object") == 0;
-}
-
+ * /dev/zero and /dev/shm's files), a dma-buf, a GEM buffer's shmem file, an
+ * anon_inode (a BPF map, io_uring's rings): smaps, with the flags, is read
+ * only then. */
 bool hsnap_maps_may_device(const struct pm_maps *maps)
 {
-	for (size_t i = 0; i < maps->n; i++)
-		if (device_path(&maps->v[i]))
+	for (size_t i = 0; i < maps->n; i++) {
+		const char *p = maps->v[i].path;
+
+		if ((has_prefix(p, "/dev/") && !has_prefix(p, "/dev/zero") &&
+		     !has_prefix(p, "/dev/shm/")) || has_prefix(p, "/dmabuf:") ||
+		    has_prefix(p, "anon_inode:") || has_prefix(p, "/drm mm object"))
 			return true;
+	}
 	return false;
 }
 
+/* The bytes of the VMAs the classifier calls "device", as the kernel side
+ * counts them (bpf/vma.bpf.h: vma_is_device keeps the same rule). */
 uint64_t hsnap_device_vm(const struct pm_maps *smaps)
 {
+	static const struct mw_layout none;
 	uint64_t sum = 0;
 
 	for (size_t i = 0; i < smaps->n; i++) {
 		const struct pm_vma *v = &smaps->v[i];
-		bool dev = (v->vm_flags & (MW_VM_PFNMAP | MW_VM_MIXEDMAP)) ||
-			   has_prefix(v->path, "/dmabuf:") ||
-			   strcmp(v->path, "/drm mm object") == 0 ||
-			   (has_prefix(v->path, "/dev/") && device_path(v));
+		struct mw_mapping mp;
 
-		/* [vvar] is VM_PFNMAP too: the kernel's, not a device's. */
-		if (dev && !has_prefix(v->path, "["))
+		memset(&mp, 0, sizeof(mp));
+		mp.start = v->start;
+		mp.end = v->end;
+		mp.flags = mw_perms_to_flags(v->perms) | v->vm_flags;
+		mp.dev_major = v->dev_major;
+		mp.dev_minor = v->dev_minor;
+		mp.deleted = v->deleted;
+		mp.has_file = v->path && v->path[0] == '/';
+		mp.path = v->path;
+		if (mw_classify(&none, &mp) == MW_K_DEVICE)
 			sum += v->end - v->start;
 	}
 	return sum;

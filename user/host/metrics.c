@@ -253,6 +253,7 @@ static const char *cgroup_path(struct render *r, uint64_t id)
 static void proc_labels(struct render *r, const void *obj)
 {
 	const struct mw_hproc *p = obj;
+	const char *path;
 
 	if (!p) {
 		fputs("pid=\"\",comm=\"other\",cgroup=\"\",container=\"\"", r->f);
@@ -261,9 +262,10 @@ static void proc_labels(struct render *r, const void *obj)
 	fprintf(r->f, "pid=\"%" PRIu32 "\",comm=\"", p->pid);
 	label_value(r->f, p->comm, strnlen(p->comm, sizeof(p->comm)));
 	fputs("\",cgroup=\"", r->f);
-	cgroup_name(r, p->cgroup_id, cgroup_path(r, p->cgroup_id));
+	path = cgroup_path(r, p->cgroup_id);
+	cgroup_name(r, p->cgroup_id, path);
 	fputc('"', r->f);
-	container_label(r, cgroup_path(r, p->cgroup_id));
+	container_label(r, path);
 }
 
 static void cgroup_labels(struct render *r, const void *obj)

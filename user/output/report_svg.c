@@ -409,34 +409,26 @@ static void rss_layer(FILE *f, const struct scale *s, const struct mw_point *v,
 	fprintf(f, "Z\"/>\n");
 }
 
-static void vm_line(FILE *f, const struct scale *s, const struct mw_point *v, size_t n)
+/* A line through the points: their VM, or (device) its device part; attrs
+ * style it. */
+static void vm_line(FILE *f, const struct scale *s, const struct mw_point *v, size_t n,
+		    bool device, const char *attrs)
 {
-	fprintf(f, "<path fill=\"none\" stroke=\"" C_VM "\" stroke-width=\"2\" "
-		"stroke-linejoin=\"round\" d=\"");
+	fprintf(f, "<path %s stroke-width=\"2\" stroke-linejoin=\"round\" d=\"", attrs);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%c%.1f %.1f", i ? 'L' : 'M', xpos(s, v[i].ts),
-			ypos(s, (double)v[i].vm));
+			ypos(s, (double)(device ? v[i].device_vm : v[i].vm)));
 	fprintf(f, "\"/>\n");
 }
 
-/* The part of VM a device's driver maps (kind "device"), dashed under the
- * VM line, where there is any. */
+/* Is any of VM a device driver's (kind "device")?  Then that part is
+ * drawn too, dashed under the VM line. */
 static bool has_device(const struct mw_point *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (v[i].device_vm)
 			return true;
 	return false;
-}
-
-static void device_line(FILE *f, const struct scale *s, const struct mw_point *v, size_t n)
-{
-	fprintf(f, "<path id=\"device-vm\" fill=\"none\" stroke=\"" C_DEVICE "\" "
-		"stroke-width=\"2\" stroke-dasharray=\"6,3\" stroke-linejoin=\"round\" d=\"");
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%c%.1f %.1f", i ? 'L' : 'M', xpos(s, v[i].ts),
-			ypos(s, (double)v[i].device_vm));
-	fprintf(f, "\"/>\n");
 }
 
 static void series(FILE *f, const struct scale *s, const struct mw_point *v, size_t n)
@@ -447,8 +439,9 @@ static void series(FILE *f, const struct scale *s, const struct mw_point *v, siz
 	rss_layer(f, s, v, n, 2, C_FILE);
 	rss_layer(f, s, v, n, 3, C_SHMEM);
 	if (has_device(v, n))
-		device_line(f, s, v, n);
-	vm_line(f, s, v, n);
+		vm_line(f, s, v, n, true, "id=\"device-vm\" fill=\"none\" stroke=\"" C_DEVICE
+			"\" stroke-dasharray=\"6,3\"");
+	vm_line(f, s, v, n, false, "fill=\"none\" stroke=\"" C_VM "\"");
 }
 
 /* ---- peaks --------------------------------------------------------------- */

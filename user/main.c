@@ -29,6 +29,7 @@
 #include "capture/recording.h"
 #include "capture/kernel.h"
 #include "output/report.h"
+#include "output/report_tree.h"
 #include "trace.h"
 #include "util.h"
 #include "version.h"	/* MW_VERSION, written by make (scripts/version) */
@@ -61,6 +62,7 @@ struct cli {
 	struct host_opts host;
 	pid_t *pids;		/* every -p */
 	size_t npids;
+	bool by_given;		/* --by: host-wide, even with -f */
 };
 
 enum {
@@ -86,14 +88,14 @@ enum {
 };
 
 static const struct argp_option options[] = {
-	{ "pid", 'p', "PID", 0, "Trace the running process PID (all its threads); given more than once, or with -f, host-wide totals of each", 0 },
+	{ "pid", 'p', "PID", 0, "Trace the running process PID (all its threads); given more than once, host-wide totals of each", 0 },
 	{ "all", 'a', NULL, 0, "Host-wide: every process, new ones too (per-process totals, no mappings)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Host-wide, only the processes in this cgroup v2 directory and below (a container's cgroup, a slice)", 0 },
-	{ "follow", 'f', NULL, 0, "Host-wide: children of the traced processes join as they fork", 0 },
+	{ "follow", 'f', NULL, 0, "With -p PID or -- CMD: every process it starts as well, each with its own full report; with --by or --listen, host-wide totals of the tree instead", 0 },
 	{ "by", OPT_BY, "process|cgroup", 0, "Host-wide tables per process (default) or per cgroup", 0 },
-	{ "top", OPT_TOP, "N", 0, "Host-wide: rows per table and processes with their own metrics series (default 10)", 0 },
+	{ "top", OPT_TOP, "N", 0, "Host-wide: rows per table and processes with their own metrics series (default 10); -f: processes with a full text report, largest peak RSS first (default 5)", 0 },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Host-wide: serve Prometheus/OpenMetrics metrics on http://ADDR:PORT/metrics (PORT alone: 127.0.0.1). It shows every traced process's name and memory to whoever can connect: keep it on loopback or behind a proxy that authenticates", 0 },
-	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Host-wide: processes the kernel keeps at once; beyond it the least recently active are dropped (default 65536)", 0 },
+	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Host-wide: processes the kernel keeps at once; beyond it the least recently active are dropped (default 65536); -f: processes with a full model at once, the rest get totals (default 64)", 0 },
 	{ "duration", 'd', "SECONDS", 0, "Stop after SECONDS (default: when the process exits or on Ctrl-C)", 0 },
 	{ "json", 'j', "FILE", 0, "Write newline-delimited JSON to FILE ('-' for stdout); the last line is the summary", 0 },
 	{ "output", 'o', "FILE", 0, "Write the text report to FILE instead of stdout (record: the recording)", 0 },
@@ -251,9 +253,18 @@ static void add_marker(struct cli *c, const char *arg, __u32 kind)
 				      .kind = kind };
 }
 
+/* -f of one process or command: a model per process of its tree, unless
+ * host-wide options ask for totals. */
+static bool tree_mode(const struct cli *c)
+{
+	return c->host.follow && !c->host.all && !c->host.cgroup && c->npids <= 1 &&
+	       (c->npids || c->trace.cmd) && !c->by_given && !c->host.listen;
+}
+
 static bool host_wide(const struct cli *c)
 {
-	return c->host.all || c->host.cgroup || c->host.follow || c->npids > 1;
+	return !tree_mode(c) &&
+	       (c->host.all || c->host.cgroup || c->host.follow || c->npids > 1);
 }
 
 /* Host-wide tracing keeps totals per process, nothing per mapping. */
@@ -269,6 +280,8 @@ static void check_host_options(const struct cli *c)
 		usage_error("host-wide, -- CMD goes only with -f (it and its children)%s", "");
 	if (c->host.follow && !c->npids && !c->trace.cmd && !c->host.all && !c->host.cgroup)
 		usage_error("-f follows the children of -p PID or -- CMD%s", "");
+	if (c->host.max_procs && c->host.max_procs < 64)
+		usage_error("host-wide, --max-procs is at least 64%s", "");
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
@@ -297,6 +310,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (strcmp(arg, "process") && strcmp(arg, "cgroup"))
 			usage_error("invalid --by '%s': expected process or cgroup", arg);
 		c->host.by_cgroup = strcmp(arg, "cgroup") == 0;
+		c->by_given = true;
 		break;
 	case OPT_TOP:
 		c->host.top = parse_long(arg, 1, 100000, "row count");
@@ -305,7 +319,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		c->host.listen = arg;
 		break;
 	case OPT_MAX_PROCS:
-		c->host.max_procs = parse_long(arg, 64, 1 << 22, "process count");
+		c->host.max_procs = parse_long(arg, 1, 1 << 22, "process count");
 		break;
 	case 'd':
 		c->trace.duration = parse_seconds(arg);
@@ -439,8 +453,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			check_host_options(c);
 			break;
 		}
-		if (c->host.listen || c->host.by_cgroup || c->host.top)
-			usage_error("--listen, --by and --top go with host-wide tracing (-a, --cgroup, several -p, -f)%s", "");
+		if (tree_mode(c) && (c->mode != MODE_TRACE || c->svg_path || c->folded_path))
+			usage_error("-f makes a report per process: record, --svg and --folded are for one%s", "");
+		if (!tree_mode(c) && (c->host.max_procs || c->host.top))
+			usage_error("--max-procs and --top go with -f or host-wide tracing (-a, --cgroup, several -p)%s", "");
+		if (c->host.listen || c->host.by_cgroup)
+			usage_error("--listen and --by go with host-wide tracing (-a, --cgroup, several -p, -f)%s", "");
 		if (c->trace.pid && c->trace.cmd)
 			usage_error("give either -p PID or -- CMD, not both%s", "");
 		if (!c->trace.pid && !c->trace.cmd)
@@ -476,30 +494,6 @@ static int close_output(FILE *f, const char *path)
 		return MW_EXIT_OUTPUT;
 	}
 	return 0;
-}
-
-/* Output while tracing: JSON lines per marker, text rows per -i sample. */
-struct live {
-	FILE *json, *text;
-	bool rows;		/* a text row per sample: -i was given */
-	struct mw_account *acct;
-};
-
-static void on_mark(void *ctx, const struct mw_phases *ph, __u32 kind)
-{
-	struct live *l = ctx;
-
-	if (l->json)
-		report_json_event(l->json, l->acct, kind);
-	if (l->text && l->rows && kind == MW_MARK_SAMPLE)
-		report_text_sample(l->text, l->acct);
-}
-
-static void live_output(struct mw_account *acct, struct live *l)
-{
-	l->acct = acct;
-	acct->phases.on_mark = on_mark;
-	acct->phases.on_mark_ctx = l;
 }
 
 static int write_svg(struct cli *c, FILE *svg, const struct mw_account *acct)
@@ -553,7 +547,7 @@ static int run_report(struct cli *c, FILE *json, FILE *text, FILE *svg)
 		return MW_EXIT_RECORDING;
 	}
 	account_init(&acct, 0, c->trace.dead_limit);
-	live_output(&acct, &(struct live){ .json = json, .text = text,
+	report_live(&acct, &(struct report_live){ .json = json, .text = text,
 					   .rows = c->interval_given });
 	status = replay_into(f, &acct, &n);
 	fclose(f);
@@ -603,6 +597,47 @@ static int run_host(struct cli *c, FILE *json, FILE *text)
 	return MW_EXIT_OK;
 }
 
+/* -f: a report per process of the tree (output/report_tree.h). */
+static int run_tree(struct cli *c, FILE *json, FILE *text)
+{
+	struct trace_tree_stats st = { 0 };
+	struct report_opts ro = { .hists = c->hists, .kernel = kernel_get(), .find = &c->find };
+	struct mw_tree_report_opts to = {
+		.json = json, .text = text, .rows = c->interval_given,
+		.top = c->host.top ?: 5, .dead_limit = c->trace.dead_limit,
+		.json_ro = ro, .text_ro = ro,
+	};
+	struct mw_tree_report *r;
+	struct mw_account acct;
+	int err, status, out_err;
+
+	account_init(&acct, c->trace.pid, c->trace.dead_limit);
+	report_live(&acct, &(struct report_live){ .json = json, .text = text,
+						  .rows = c->interval_given });
+	to.root = &acct;
+	to.json_ro.max_mappings = c->max_mappings >= 0 ? (size_t)c->max_mappings : 1000;
+	to.text_ro.max_mappings = c->max_mappings >= 0 ? (size_t)c->max_mappings : 25;
+	r = tree_report_new(&to);
+	c->trace.follow = true;
+	c->trace.max_models = c->host.max_procs ?: 64;
+	c->trace.tree = tree_report_ops(r);
+	c->trace.tree_stats = &st;
+	err = trace_run(&c->trace, &acct, &status);
+	out_err = tree_report_finish(r, &st);
+	account_free(&acct);
+	if (json)
+		out_err = close_output(json, c->json_path) ?: out_err;
+	if (text)
+		out_err = close_output(text, c->text_path) ?: out_err;
+	if (err)
+		return err;
+	if (out_err)
+		return out_err;
+	if (c->trace.cmd && status >= 0)
+		return launch_exit_code(status);
+	return MW_EXIT_OK;
+}
+
 /* Trace (and with 'record', save the stream); report at the end. */
 static int run_trace(struct cli *c, FILE *json, FILE *text, FILE *svg)
 {
@@ -616,7 +651,7 @@ static int run_trace(struct cli *c, FILE *json, FILE *text, FILE *svg)
 		c->trace.recorder = &rec;
 	}
 	account_init(&acct, c->trace.pid, c->trace.dead_limit);
-	live_output(&acct, &(struct live){ .json = json, .text = text,
+	report_live(&acct, &(struct report_live){ .json = json, .text = text,
 					   .rows = c->interval_given });
 	err = trace_run(&c->trace, &acct, &status);
 	if (c->mode == MODE_RECORD) {
@@ -726,6 +761,8 @@ int main(int argc, char **argv)
 	}
 	if (host_wide(&c))
 		err = run_host(&c, json, text);
+	else if (tree_mode(&c))
+		err = run_tree(&c, json, text);
 	else
 		err = run_trace(&c, json, text, svg);
 	free_cli(&c);

@@ -508,7 +508,7 @@ def host_case(c, mw, wl, tmp):
         os.mkdir(d)
     script = " ".join(f"MW_CKPT_DIR={d} {fw} {m} 24 &" for m, d in dirs.items()) + " wait"
     jpath = os.path.join(tmp, "host.json")
-    p = subprocess.run([mw, "-q", "-f", "-i", "0.25", "-j", jpath, "--", "/bin/sh", "-c", script],
+    p = subprocess.run([mw, "-q", "-f", "--by", "process", "-i", "0.25", "-j", jpath, "--", "/bin/sh", "-c", script],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     c.eq(p.returncode, 0, f"host: exit status ({p.stderr.decode(errors='replace').strip()[-300:]})")
     try:

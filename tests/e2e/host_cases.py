@@ -167,7 +167,8 @@ def cgroup_case(c, mw, wl, tmp):
 
 
 def pids_follow_case(c, mw, wl, tmp):
-    """-p A -p B: two waiting workloads; -f -- CMD: a shell and its children."""
+    """-p A -p B: two waiting workloads; -f --by process -- CMD: a shell and
+    its children, host-wide totals."""
     a, ck_a = run_workload(wl, "anon", tmp, env_extra={"MW_WAIT_GO": "1"})
     b, ck_b = run_workload(wl, "brk", tmp, env_extra={"MW_WAIT_GO": "1"})
     for ck in (ck_a, ck_b):
@@ -189,7 +190,7 @@ def pids_follow_case(c, mw, wl, tmp):
     out = os.path.join(tmp, "follow.json")
     env = dict(os.environ, MW_CKPT_DIR=ck)
     script = f'{wl}/anon & echo $! > {ck}/child.pid; wait; exit 5'
-    p = subprocess.run([mw, "-q", "-f", "-j", out, "--", "/bin/sh", "-c", script], env=env,
+    p = subprocess.run([mw, "-q", "-f", "--by", "process", "-j", out, "--", "/bin/sh", "-c", script], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     c.eq(p.returncode, 5, "-f -- CMD: exits with the command's status")
     lines = [json.loads(x) for x in open(out)] if os.path.exists(out) else []

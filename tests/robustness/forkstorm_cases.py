@@ -17,7 +17,7 @@ N = 400
 
 
 def storm(c, mw, tmp, label, extra, hold):
-    """The storm under memwatch -f -p; hold: memwatch is stopped while it
+    """The storm under memwatch -f --by process -p (host-wide totals); hold: memwatch is stopped while it
     runs (the shell is not ptraced with -p, so it goes on)."""
     out = os.path.join(tmp, f"{label}.json")
     err = open(os.path.join(tmp, f"{label}.err"), "w+")
@@ -26,7 +26,7 @@ def storm(c, mw, tmp, label, extra, hold):
     script = (f"while [ ! -e {go} ]; do :; done; "
               f"i=0; while [ $i -lt {N} ]; do /bin/true & i=$((i+1)); done; wait; exit 7")
     sh = subprocess.Popen(["/bin/sh", "-c", script])
-    p = subprocess.Popen([mw, "-q", "-f", "-p", str(sh.pid), "-j", out] + extra,
+    p = subprocess.Popen([mw, "-q", "-f", "--by", "process", "-p", str(sh.pid), "-j", out] + extra,
                          stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.time() + 60
     while time.time() < deadline and p.poll() is None:

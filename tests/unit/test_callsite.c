@@ -450,6 +450,44 @@ TEST(idmap_basics)
 	CHECK(!idmap_get(&m, 0x1000, &v));
 }
 
+/* Deletion keeps every other key reachable (backward shift): keys that
+ * come and go, as process IDs do, against a plain array's truth. */
+TEST(idmap_delete)
+{
+	struct mw_idmap m = { 0 };
+	static uint32_t truth[20000];
+	uint64_t x = 88172645463325252ULL;
+	uint32_t v;
+	int bad = 0;
+
+	for (int round = 0; round < 200000; round++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint32_t k = (uint32_t)(x % 19999) + 1;
+
+		if (x >> 60 < 9) {
+			idmap_put(&m, k, round + 1);
+			truth[k] = round + 1;
+		} else {
+			idmap_del(&m, k);
+			truth[k] = 0;
+		}
+	}
+	size_t n = 0;
+
+	for (uint32_t k = 1; k < 20000; k++) {
+		bool got = idmap_get(&m, k, &v);
+
+		n += truth[k] != 0;
+		bad += got != (truth[k] != 0) || (got && v != truth[k]);
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(m.n, n);
+	idmap_del(&m, 0);
+	idmap_del(&m, 123456);		/* absent: nothing */
+	CHECK_EQ_U64(m.n, n);
+	idmap_free(&m);
+}
+
 /* Keys of small words do not collide: every pair (h, v) in [0, 512)^2
  * mixes to a different key (the old combiner gave mix(6, 1080) ==
  * mix(23, 5), and a Python frame took another's name). */
@@ -588,6 +626,7 @@ int main(void)
 	RUN(python_frames_stand_for_eval_frames);
 	RUN(names_made_printable);
 	RUN(idmap_basics);
+	RUN(idmap_delete);
 	RUN(mix64_small_words);
 	return unit_done();
 }

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ckpt.h"
@@ -404,6 +405,22 @@ void ckpt_init(int argc, char **argv)
 	}
 	if (getenv("MW_WAIT_GO"))
 		wait_go();
+}
+
+void ckpt_subdir(const char *name)
+{
+	size_t d = strlen(ckpt_dir), n = strlen(name);
+
+	if (!ckpt_on)
+		return;
+	if (d + 1 + n >= sizeof(ckpt_dir) - 64) {
+		errno = ENAMETOOLONG;
+		die("ckpt_subdir");
+	}
+	ckpt_dir[d] = '/';
+	memcpy(ckpt_dir + d + 1, name, n + 1);
+	if (mkdir(ckpt_dir, 0755) && errno != EEXIST)
+		die("mkdir");
 }
 
 unsigned long arg_ulong(int argc, char **argv, int idx, unsigned long def)

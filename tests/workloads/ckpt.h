@@ -65,6 +65,10 @@ void ckpt_wait_step(const char *name);
  * test needs (churn's "half"). */
 bool ckpt_stepping(void);
 
+/* From now on, checkpoints go to $MW_CKPT_DIR/.../@name (created): a forked
+ * child's own, apart from its parent's.  Allocates nothing. */
+void ckpt_subdir(const char *name);
+
 /* Take checkpoint "final", then exit_group(@code) with no atexit/stdio. */
 void ckpt_exit(int code) __attribute__((noreturn));
 

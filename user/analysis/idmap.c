@@ -62,3 +62,34 @@ void idmap_put(struct mw_idmap *m, uint64_t key, uint32_t val)
 	m->keys[i] = key;
 	m->vals[i] = val;
 }
+
+/* Linear probing's deletion by backward shift: no tombstones, so a map
+ * whose keys come and go (process IDs) stays as small as what it holds. */
+void idmap_del(struct mw_idmap *m, uint64_t key)
+{
+	size_t i, j, h;
+
+	if (!key || !m->cap)
+		return;
+	for (i = home(key, m->cap); m->keys[i] != key; i = (i + 1) & (m->cap - 1))
+		if (!m->keys[i])
+			return;
+	for (j = i;;) {
+		m->keys[i] = 0;
+		for (;;) {
+			j = (j + 1) & (m->cap - 1);
+			if (!m->keys[j]) {
+				m->n--;
+				return;
+			}
+			/* Stays if its home lies cyclically in (i, j]. */
+			h = home(m->keys[j], m->cap);
+			if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+				continue;
+			break;
+		}
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
+}

@@ -21,6 +21,8 @@ void idmap_free(struct mw_idmap *m);
 bool idmap_get(const struct mw_idmap *m, uint64_t key, uint32_t *val);
 /* Set key to val (key 0 is ignored). */
 void idmap_put(struct mw_idmap *m, uint64_t key, uint32_t val);
+/* Remove key, if present. */
+void idmap_del(struct mw_idmap *m, uint64_t key);
 
 /* splitmix64's finalizer: a bijection of 64-bit words. */
 static inline uint64_t mw_fmix64(uint64_t x)

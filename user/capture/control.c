@@ -226,6 +226,8 @@ int control_accept(struct mw_control *ctl, struct mw_control_req *req)
 		control_reply(c, "error bad request\n");
 		return -1;
 	}
+	clen = sizeof(cred);
+	req->peer = getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ? 0 : cred.pid;
 	return c;
 }
 

@@ -36,6 +36,7 @@ struct mw_control {
 struct mw_control_req {
 	bool iter;
 	char name[64];
+	pid_t peer;		/* who asked (SO_PEERCRED), 0: unknown */
 };
 
 /* Start listening; failure only costs 'memwatch mark' (a debug note). */

@@ -5,11 +5,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <dirent.h>
+#include <linux/kcmp.h>
+#include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis/idmap.h"
 #include "capture/launch.h"
+#include "capture/procfs.h"
 #include "util.h"
 
 static void child_exec(char *const argv[], int errfd)
@@ -116,6 +122,172 @@ enum launch_event launch_poll(pid_t pid, int *status, bool block)
 			ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)sig);
 		else
 			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+	}
+}
+
+/* ---- -f: the tree ---- */
+
+#define TREE_OPTS (PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
+		   PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
+
+/* What a tracee (a thread) is, as the value of its ID in the map. */
+enum { TID_THREAD = 1, TID_LEADER = 2, TID_VFORKED = 4 };
+
+struct launch_tree {
+	struct mw_idmap tids;	/* every tracee seen, and what it is */
+};
+
+static void tid_set(struct launch_tree *t, pid_t tid, uint32_t what)
+{
+	idmap_put(&t->tids, (uint64_t)tid, what);
+}
+
+/* Seize every thread of a running process (twice over: threads it
+ * creates while the first pass reads the list are caught then, and
+ * auto-attached after). */
+static bool seize_all(struct launch_tree *t, pid_t pid)
+{
+	char dir[64];
+	bool any = false;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	for (int pass = 0; pass < 2; pass++) {
+		DIR *d = opendir(dir);
+		struct dirent *e;
+
+		if (!d)
+			return any;
+		while ((e = readdir(d))) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+			uint32_t v;
+
+			if (tid <= 0 || idmap_get(&t->tids, (uint64_t)tid, &v))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)TREE_OPTS) == 0) {
+				tid_set(t, tid, tid == pid ? TID_LEADER : TID_THREAD);
+				any |= tid == pid;
+			}
+		}
+		closedir(d);
+	}
+	return any;
+}
+
+struct launch_tree *launch_tree_new(pid_t root, bool started)
+{
+	struct launch_tree *t = mw_xcalloc(1, sizeof(*t));
+
+	if (started) {
+		tid_set(t, root, TID_LEADER);
+		if (!ptrace(PTRACE_SETOPTIONS, root, NULL, (void *)(long)TREE_OPTS))
+			return t;
+		mw_err("cannot follow PID %d: %s", root, strerror(errno));
+	} else if (seize_all(t, root)) {
+		return t;
+	}
+	launch_tree_free(t);
+	return NULL;
+}
+
+bool launch_tree_adopt(struct launch_tree *t, pid_t pid)
+{
+	return seize_all(t, pid);
+}
+
+void launch_tree_free(struct launch_tree *t)
+{
+	if (!t)
+		return;
+	idmap_free(&t->tids);
+	free(t);
+}
+
+void launch_tree_continue(struct launch_tree *t, pid_t pid)
+{
+	(void)t;
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+}
+
+/* Does pid share its parent's address space (vfork, CLONE_VM)? */
+static bool shares_mm(pid_t pid, pid_t ppid)
+{
+	return ppid > 0 && syscall(SYS_kcmp, pid, ppid, KCMP_VM, 0, 0) == 0;
+}
+
+/* A tracee seen for the first time, at its attach stop: a thread goes on,
+ * a vfork child goes on until its exec, a process is born. */
+static bool first_stop(struct launch_tree *t, pid_t tid, struct launch_ev *ev)
+{
+	struct pm_status st;
+
+	if (procfs_read_status(tid, &st) || st.tgid != tid) {
+		tid_set(t, tid, TID_THREAD);
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return false;
+	}
+	if (shares_mm(tid, st.ppid)) {
+		tid_set(t, tid, TID_LEADER | TID_VFORKED);
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return false;
+	}
+	tid_set(t, tid, TID_LEADER);
+	*ev = (struct launch_ev){ .pid = tid, .ppid = st.ppid };
+	return true;
+}
+
+enum launch_event launch_tree_poll(struct launch_tree *t, struct launch_ev *ev, bool block)
+{
+	int st, sig, event;
+	uint32_t what;
+	pid_t r;
+
+	for (;;) {
+		do
+			r = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+		while (r < 0 && errno == EINTR);
+		if (r <= 0)
+			return LAUNCH_NOTHING;
+		if (!idmap_get(&t->tids, (uint64_t)r, &what))
+			what = 0;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			idmap_del(&t->tids, (uint64_t)r);
+			if (what & TID_THREAD)
+				continue;
+			*ev = (struct launch_ev){ .pid = r, .status = st };
+			return LAUNCH_GONE;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		if (!what) {
+			if (first_stop(t, r, ev))
+				return LAUNCH_BORN;
+			continue;
+		}
+		sig = WSTOPSIG(st);
+		event = st >> 16;
+		if (sig == SIGTRAP && event == PTRACE_EVENT_EXIT && (what & TID_LEADER) &&
+		    !(what & TID_VFORKED)) {
+			*ev = (struct launch_ev){ .pid = r };
+			return LAUNCH_AT_EXIT;
+		}
+		if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC && (what & TID_VFORKED)) {
+			struct pm_status ps;
+
+			/* Its own address space now: born, stopped. */
+			tid_set(t, r, TID_LEADER);
+			*ev = (struct launch_ev){ .pid = r, .exec = true,
+						  .ppid = procfs_read_status(r, &ps) ? 0 : ps.ppid };
+			return LAUNCH_BORN;
+		}
+		if (event == PTRACE_EVENT_STOP || (sig == SIGTRAP && event))
+			sig = 0;	/* ours: an event, or a seized tracee's stop */
+		if (is_stop_signal(sig) || (event == PTRACE_EVENT_STOP &&
+					    is_stop_signal(WSTOPSIG(st)))) {
+			idmap_del(&t->tids, (uint64_t)r);
+			ptrace(PTRACE_DETACH, r, NULL, (void *)(long)sig);
+		} else {
+			ptrace(PTRACE_CONT, r, NULL, (void *)(long)sig);
+		}
 	}
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* jsonutil.c — JSON values the report writers share (jsonutil.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <jansson.h>
@@ -30,4 +31,14 @@ json_t *jhex(uint64_t v)
 
 	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v);
 	return json_string(buf);
+}
+
+int jline(FILE *f, json_t *obj)
+{
+	int err = json_dumpf(obj, f, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	json_decref(obj);
+	if (err || fputc('\n', f) == EOF || fflush(f))
+		return -EIO;
+	return 0;
 }

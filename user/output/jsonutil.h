@@ -9,6 +9,7 @@
 #define MW_JSONUTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 
 /* A JSON string of bytes from another process: never trust them to be
@@ -16,5 +17,7 @@
 json_t *jstr(const char *s);
 /* An address as the reports write one: a "0x..." string. */
 json_t *jhex(uint64_t v);
+/* obj as one compact NDJSON line, flushed; obj is freed.  0 or -EIO. */
+int jline(FILE *f, json_t *obj);
 
 #endif /* MW_JSONUTIL_H */

@@ -110,3 +110,21 @@ void report_steady_totals(const struct mw_account *a, size_t *count, int64_t *vm
 		(*count)++;
 	}
 }
+
+static void on_mark(void *ctx, const struct mw_phases *ph, __u32 kind)
+{
+	struct report_live *l = ctx;
+
+	(void)ph;
+	if (l->json)
+		report_json_event(l->json, l->acct, kind);
+	if (l->text && l->rows && kind == MW_MARK_SAMPLE)
+		report_text_sample(l->text, l->acct);
+}
+
+void report_live(struct mw_account *a, struct report_live *l)
+{
+	l->acct = a;
+	a->phases.on_mark = on_mark;
+	a->phases.on_mark_ctx = l;
+}

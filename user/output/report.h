@@ -47,6 +47,16 @@ void report_json_event(FILE *f, const struct mw_account *a, unsigned int kind);
 void report_text_sample(FILE *f, const struct mw_account *a);
 /* The closing NDJSON line ("type":"summary"); 0 or -errno. */
 int report_json_summary(FILE *f, const struct mw_account *a, const struct report_opts *ro);
+/*
+ * Output while tracing: a JSON line per marker, a text row per -i sample
+ * (rows), into the account's phases' on_mark hook.  l lives as long as a.
+ */
+struct report_live {
+	FILE *json, *text;
+	bool rows;
+	struct mw_account *acct;
+};
+void report_live(struct mw_account *a, struct report_live *l);
 /* The trace as an SVG 1.1 timeline (--svg); 0 or -errno. */
 int report_svg(FILE *f, const struct mw_account *a);
 

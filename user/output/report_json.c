@@ -22,19 +22,10 @@
 #include "output/report_hist.h"
 #include "util.h"
 
-static int emit(FILE *f, json_t *obj)
-{
-	int err = json_dumpf(obj, f, JSON_COMPACT | JSON_ENSURE_ASCII);
-
-	json_decref(obj);
-	if (err || fputc('\n', f) == EOF || fflush(f))
-		return -EIO;
-	return 0;
-}
 
 int report_json_start(FILE *f, const struct mw_account *a)
 {
-	return emit(f, json_pack("{s:s, s:i, s:o, s:I, s:i}",
+	return jline(f, json_pack("{s:s, s:i, s:o, s:I, s:i}",
 				 "type", "start", "pid", a->pid, "comm", jstr(a->comm),
 				 "ts_ns", (json_int_t)a->start_ns, "abi", MW_ABI_VERSION));
 }
@@ -365,7 +356,8 @@ void report_json_event(FILE *f, const struct mw_account *a, unsigned int kind)
 	default:
 		return;
 	}
-	emit(f, o);
+	json_object_set_new(o, "pid", json_integer(a->pid));
+	jline(f, o);
 }
 
 /* Rows past the cap, summed into one that says how many it holds. */
@@ -557,5 +549,5 @@ int report_json_summary(FILE *f, const struct mw_account *a, const struct report
 	json_object_set_new(o, "diagnostics", diagnostics_json(a));
 	if (ro->kernel)
 		json_object_set_new(o, "kernel", kernel_json(ro->kernel));
-	return emit(f, o);
+	return jline(f, o);
 }

@@ -165,4 +165,36 @@ static __always_inline __s64 rss_counter_bytes(struct mm_struct *mm, __u32 membe
 	return c.sum > 0 ? c.sum << page_shift : 0;
 }
 
+/* mm_struct before 6.2: the counters are plain atomics. */
+struct mm_rss_stat___atomic {
+	atomic_long_t count[MW_NR_MEMBERS];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___atomic {
+	struct mm_rss_stat___atomic rss_stat;
+} __attribute__((preserve_access_index));
+
+/*
+ * An mm's counter of member as it is now, bytes, or -1 where it cannot be
+ * read here (6.2+ before the loader has found the per-CPU offsets).
+ */
+static __always_inline __s64 mm_counter_now(struct mm_struct *mm, __u32 member)
+{
+	struct mm_struct___atomic *a = (void *)mm;
+	struct mw_cpu_offsets *o;
+	__u32 zero = 0;
+	long v;
+
+	if (bpf_core_field_exists(a->rss_stat)) {
+		if (bpf_probe_read_kernel(&v, sizeof(v),
+					  &a->rss_stat.count[member & (MW_NR_MEMBERS - 1)]))
+			return -1;
+		return v > 0 ? (__s64)v << page_shift : 0;
+	}
+	o = bpf_map_lookup_elem(&cpu_offsets_map, &zero);
+	if (!o || !o->ready)
+		return -1;
+	return rss_counter_bytes(mm, member);
+}
+
 #endif /* MW_RSSCOUNT_BPF_H */

@@ -28,6 +28,37 @@ static __always_inline void task_record(struct mw_proc *p, __u32 tgid,
 	emit_rec(p, rec, sizeof(*rec), true);
 }
 
+/*
+ * The new mm's counters as exec leaves them: the arguments' pages it
+ * faulted in before the switch (whose events came with another mm
+ * current, and were dropped), and what the first faults of the new program
+ * made.  The next change of each counter starts from them.  Without this
+ * the first event of the new mm set every counter to zero and its own to
+ * its value: the others lost what they held until their next change, and
+ * before 6.2 for good (the new program's 65 file pages and 9 argument
+ * pages of a traced sh's exec on 5.10; a counter's fold into the mm
+ * changes nothing, fault.bpf.h).  The caches are counted at the thread's
+ * first look (split_flush): exec folded the old ones into the old mm.
+ */
+static __always_inline void exec_counters(struct mw_proc *p, struct mm_struct *mm)
+{
+	__s64 v[MW_NR_MEMBERS];
+
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		v[m] = mm_counter_now(mm, m);
+		if (v[m] < 0)
+			return;		/* as before: zero at its first event */
+	}
+	for (int m = 0; m < MW_NR_MEMBERS; m++) {
+		p->rss[m] = v[m];
+		p->rss_word[m] = (__u64)(v[m] >> page_shift) << MW_W_VAL_SHIFT;
+	}
+	/* Known from here: its first event takes its key, zeroes nothing. */
+	p->mm_key = 0;
+	mw_and(&p->flags, ~MW_PROC_HAD_MM);
+	note_rss(p);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
 	     struct linux_binprm *bprm)
@@ -56,6 +87,7 @@ int BPF_PROG(sched_process_exec, struct task_struct *task, pid_t old_pid,
 	p->vm_peak = p->total_vm;
 	p->hiwater_vm_base = 0;
 	p->rss_peak = 0;
+	exec_counters(p, mm);
 	p->xol_start = 0;	/* the new mm has no [uprobes] page yet */
 	task_record(p, tgid, MW_REC_EXEC, task);
 	return 0;

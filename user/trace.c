@@ -182,8 +182,6 @@ static int start_target(struct session *s, const struct trace_opts *o)
 	s->nmodels = s->stats.max_live = 1;
 	/* -f: every thread of the tree traced, from now on. */
 	if (o->follow && !(s->tree = launch_tree_new(pid, o->cmd != NULL))) {
-		mw_err("cannot follow the processes PID %d starts: it cannot be traced "
-		       "(another debugger, or not permitted)", pid);
 		if (o->cmd)
 			kill(pid, SIGKILL);
 		return MW_EXIT_NOPID;
@@ -266,6 +264,7 @@ static void target_end(struct target *t, bool exited, int status, uint64_t drain
 		e.vm_end = account_vm(t->acct);
 		e.rss_peak = account_rss_peak(t->acct);
 		e.rss_end = (uint64_t)MW_MAX(account_rss_total(t->acct), 0);
+		e.known = true;
 		t->acct->model.oracle.range_rss = NULL;
 		s->nmodels--;
 	} else if (t->have_last) {
@@ -274,6 +273,9 @@ static void target_end(struct target *t, bool exited, int status, uint64_t drain
 		e.vm_end = t->last.vm_size;
 		e.rss_peak = t->last.vm_hwm;
 		e.rss_end = t->last.vm_rss;
+		e.known = true;
+	} else {
+		s->stats.unknown++;
 	}
 	target_remove(s, t);
 	s->o->tree->ended(s->o->tree->ctx, t->acct, &e);

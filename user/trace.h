@@ -19,6 +19,8 @@ struct trace_proc_end {
 	pid_t pid, ppid;
 	char comm[16];
 	bool model;		/* it had one (else totals only: --max-procs) */
+	bool known;		/* its numbers are known (totals only: read at its
+				 * exit stop, which a SIGKILL can skip) */
 	bool exited;		/* it exited while traced (else: detached) */
 	int wait_status;	/* -1 unknown */
 	uint64_t vm_peak, vm_end, rss_peak, rss_end;	/* bytes, /proc's */
@@ -38,6 +40,7 @@ struct trace_tree_stats {
 	uint64_t models;	/* ... with a full model */
 	uint64_t totals;	/* ... with totals only: past --max-procs */
 	uint64_t untracked;	/* ... that the kernel's table had no room for */
+	uint64_t unknown;	/* ... totals only, gone without an exit stop */
 	size_t max_live;	/* most models alive at once */
 };
 

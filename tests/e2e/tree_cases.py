@@ -14,7 +14,7 @@ import tempfile
 import time
 
 import __main__ as e2e
-from e2eutil import parse_status, rss_tol, smaps_rss, status_slack
+from e2eutil import SPLIT_RSS, parse_status, rss_tol, smaps_rss, status_slack
 
 PY = "/usr/bin/python3"
 
@@ -164,8 +164,15 @@ def multiprocessing_case(c, mw, wl, tmp):
         # Python frees a little on its way out after the copy (os._exit
         # in the workers: nothing; the parent's interpreter: its modules).
         c.eq(t["vm_peak_bytes"], final["VmPeak"], f"multiprocessing {who}: VM peak")
-        c.near(t["rss_peak_bytes"], final["VmHWM"], f"multiprocessing {who}: RSS peak (VmHWM)",
-               rss_tol(final["VmHWM"]) + status_slack(3))
+        # Before 6.2 VmHWM is taken from the mm's counters alone, without
+        # what the threads' caches held then (KERNEL-NOTES 5): memwatch's
+        # exact peak may lie above it; smaps at the end is a floor too.
+        hwm = max(final["VmHWM"], sm) if SPLIT_RSS else final["VmHWM"]
+        got = t["rss_peak_bytes"]
+        above = (1 << 20) if SPLIT_RSS else 0
+        c.check(hwm - rss_tol(hwm) - status_slack(3) <= got <= hwm + rss_tol(hwm) + above +
+                status_slack(3), f"multiprocessing {who}: RSS peak: memwatch {got}, VmHWM {hwm}"
+                f"{' (and up to 1 MiB above: caches)' if above else ''}")
         if who != "parent":
             c.eq(t["vm_bytes"], final["VmSize"], f"multiprocessing {who}: VM at its end")
             c.near(t["rss_bytes"], sm, f"multiprocessing {who}: RSS at its end (smaps)")
@@ -209,12 +216,16 @@ def pid_case(c, mw, wl, tmp):
     while not os.path.exists(os.path.join(d, "ready")) and time.time() < deadline:
         time.sleep(0.02)
     out = os.path.join(tmp, "fp.json")
+    err = open(os.path.join(tmp, "fp.err"), "w+")
     m = subprocess.Popen([mw, "-f", "-q", "-j", out, "-p", str(w.pid)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while time.time() < deadline and not os.path.exists(out):
-        time.sleep(0.02)
-    time.sleep(0.5)
+                         stdout=subprocess.DEVNULL, stderr=err)
+    # Until it traces (start-up takes seconds under qemu's TCG).
+    deadline = time.time() + 120
+    while time.time() < deadline and m.poll() is None:
+        err.seek(0)
+        if "tracing" in err.read():
+            break
+        time.sleep(0.05)
     open(os.path.join(d, "go"), "w").close()
     w.wait(timeout=120)
     try:
@@ -222,7 +233,8 @@ def pid_case(c, mw, wl, tmp):
     except subprocess.TimeoutExpired:
         m.kill()
         rc = m.wait()
-    c.eq(rc, 0, f"-f -p: exit status ({m.stderr.read().decode(errors='replace').strip()[-300:]})")
+    err.seek(0)
+    c.eq(rc, 0, f"-f -p: exit status ({err.read().strip()[-300:]})")
     lines = lines_of(out)
     tree = [o for o in lines if o.get("type") == "tree"]
     c.check(len(tree) == 1 and tree[0]["processes"] == 3 and tree[0]["models"] == 3,
@@ -252,7 +264,7 @@ def storm_case(c, mw, wl, tmp):
         print("    skip fork storm: no stress-ng")
         return
     out = os.path.join(tmp, "storm.json")
-    ops = 3000
+    ops = 600 if os.environ.get("MW_GUEST") else 3000	# TCG: each fork stops twice
     m = subprocess.Popen([mw, "-f", "--max-procs", "4", "-q", "-j", out, "--", sng, "--fork", "2",
                           "--fork-ops", str(ops), "--metrics-brief", "-q"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -275,8 +287,14 @@ def storm_case(c, mw, wl, tmp):
             f"(models {t['models']}, totals {t['totals_only']}, most at once {t['max_live_models']})")
     c.eq(len(t["rows"]) + t["rows_left_out"], t["processes"], "fork storm: every process has a row or is counted")
     tot = [r for r in t["rows"] if not r["model"]]
-    c.check(tot and all(r["vm_peak_bytes"] > 0 and r["rss_peak_bytes"] > 0 for r in tot),
+    known = [r for r in tot if r["known"]]
+    c.check(known and all(r["vm_peak_bytes"] > 0 and r["rss_peak_bytes"] > 0 for r in known),
             "fork storm: the totals-only rows carry /proc's peaks")
+    # One killed (SIGKILL) may skip its exit stop: counted, never made up.
+    unknown = sum(1 for r in tot if not r["known"])
+    c.check(t["totals_unknown"] == unknown if not t["rows_left_out"] else
+            t["totals_unknown"] >= unknown,
+            f"fork storm: the totals never read are counted ({t['totals_unknown']}, {unknown} rows)")
     summaries = sum(1 for o in lines_of(out) if o.get("type") == "summary")
     c.eq(summaries, t["models"], "fork storm: a summary per model")
     c.check(0 < hwm <= 256 << 20, f"fork storm: memwatch's peak RSS {hwm >> 20} MiB (at most 256)")
@@ -298,10 +316,31 @@ def errors_case(c, mw, wl, tmp):
                 f"{what}: one line on stderr ({err.strip()[:120]})")
 
 
+def exec_case(c, mw, wl, tmp):
+    """A traced process that execs (no -f): the new program's totals and
+    mappings against its own /proc.  Before the exec fix the new mm's first
+    event zeroed every counter: 5.10 lost the new program's first 65 file
+    pages and its 9 argument pages for good (bpf/task.bpf.h)."""
+    ck = tempfile.mkdtemp(prefix="ck-exec-", dir=tmp)
+    out = os.path.join(tmp, "exec.json")
+    p = subprocess.run([mw, "-q", "-j", out, "--", "/bin/sh", "-c", f"exec {wl}/anon"],
+                       env=dict(os.environ, MW_CKPT_DIR=ck), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
+    c.eq(p.returncode, 0, f"exec: exit status ({p.stderr.decode(errors='replace').strip()[-300:]})")
+    s = [o for o in lines_of(out) if o.get("type") == "summary"]
+    if c.check(len(s) == 1 and os.path.exists(os.path.join(ck, "final.status")),
+               "exec: a summary, and the workload's final checkpoint"):
+        # "pid": the faults before the exec are the shell's, in /proc's count too.
+        e2e.compare_totals(c, s[0], ck, "pid", True)
+        e2e.compare_mappings(c, s[0], ck)
+    shutil.rmtree(ck, ignore_errors=True)
+
+
 def run(c, mw, wl):
     tmp = tempfile.mkdtemp(prefix="mw-tree-")
     try:
         errors_case(c, mw, wl, tmp)
+        exec_case(c, mw, wl, tmp)
         forktree_case(c, mw, wl, tmp)
         multiprocessing_case(c, mw, wl, tmp)
         pid_case(c, mw, wl, tmp)

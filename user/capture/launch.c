@@ -135,6 +135,7 @@ enum { TID_THREAD = 1, TID_LEADER = 2, TID_VFORKED = 4 };
 
 struct launch_tree {
 	struct mw_idmap tids;	/* every tracee seen, and what it is */
+	int err;		/* why the last seize of a leader failed */
 };
 
 static void tid_set(struct launch_tree *t, pid_t tid, uint32_t what)
@@ -166,6 +167,8 @@ static bool seize_all(struct launch_tree *t, pid_t pid)
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)TREE_OPTS) == 0) {
 				tid_set(t, tid, tid == pid ? TID_LEADER : TID_THREAD);
 				any |= tid == pid;
+			} else if (tid == pid) {
+				t->err = errno;
 			}
 		}
 		closedir(d);
@@ -184,6 +187,10 @@ struct launch_tree *launch_tree_new(pid_t root, bool started)
 		mw_err("cannot follow PID %d: %s", root, strerror(errno));
 	} else if (seize_all(t, root)) {
 		return t;
+	} else {
+		mw_err("cannot follow the processes PID %d starts: it cannot be traced: %s%s", root,
+		       strerror(t->err ?: ESRCH),
+		       t->err == EPERM ? " (another debugger holds it, or ptrace is not permitted)" : "");
 	}
 	launch_tree_free(t);
 	return NULL;

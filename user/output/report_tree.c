@@ -171,7 +171,8 @@ static void text_rows(FILE *f, const struct trace_proc_end *v, size_t n, pid_t p
 			size_short((int64_t)v[i].vm_end, ve, sizeof(ve)),
 			size_short((int64_t)v[i].rss_peak, rp, sizeof(rp)),
 			size_short((int64_t)v[i].rss_end, re, sizeof(re)),
-			how(&v[i], st, sizeof(st)), v[i].model ? "" : ", totals only");
+			how(&v[i], st, sizeof(st)), v[i].model ? "" : v[i].known ? ", totals only" :
+			", totals unknown (no exit stop)");
 		text_rows(f, v, n, v[i].pid, depth + 1, done);
 	}
 }
@@ -186,9 +187,10 @@ static int by_peak(const void *a, const void *b)
 
 static json_t *row_json(const struct trace_proc_end *e)
 {
-	return json_pack("{s:i, s:i, s:o, s:b, s:b, s:i, s:I, s:I, s:I, s:I}",
+	return json_pack("{s:i, s:i, s:o, s:b, s:b, s:b, s:i, s:I, s:I, s:I, s:I}",
 			 "pid", e->pid, "ppid", e->ppid, "comm", jstr(e->comm),
-			 "model", e->model, "exited", e->exited, "exit_status", e->wait_status,
+			 "model", e->model, "known", e->known, "exited", e->exited,
+			 "exit_status", e->wait_status,
 			 "vm_peak_bytes", (json_int_t)e->vm_peak,
 			 "vm_end_bytes", (json_int_t)e->vm_end,
 			 "rss_peak_bytes", (json_int_t)e->rss_peak,
@@ -204,11 +206,12 @@ int tree_report_finish(struct mw_tree_report *r, const struct trace_tree_stats *
 
 		for (size_t i = 0; i < r->nrows; i++)
 			json_array_append_new(rows, row_json(&r->rows[i]));
-		if (jline(r->o.json, json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+		if (jline(r->o.json, json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
 					       "type", "tree", "root", r->o.root->pid,
 					       "processes", (json_int_t)st->procs,
 					       "models", (json_int_t)st->models,
 					       "totals_only", (json_int_t)st->totals,
+					       "totals_unknown", (json_int_t)st->unknown,
 					       "no_room", (json_int_t)st->untracked,
 					       "max_live_models", (json_int_t)st->max_live,
 					       "rows_left_out", (json_int_t)r->rows_left_out,

@@ -92,7 +92,7 @@ static const struct argp_option options[] = {
 	{ "all", 'a', NULL, 0, "Host-wide: every process, new ones too (per-process totals, no mappings)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Host-wide, only the processes in this cgroup v2 directory and below (a container's cgroup, a slice)", 0 },
 	{ "follow", 'f', NULL, 0, "With -p PID or -- CMD: every process it starts as well, each with its own full report; with --by or --listen, host-wide totals of the tree instead", 0 },
-	{ "by", OPT_BY, "process|cgroup", 0, "Host-wide tables per process (default) or per cgroup", 0 },
+	{ "by", OPT_BY, "process|cgroup|container", 0, "Host-wide tables per process (default), per cgroup, or per container (its name, and the rest of the host in one row)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Host-wide: rows per table and processes with their own metrics series (default 10); -f: processes with a full text report, largest peak RSS first (default 5)", 0 },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Host-wide: serve Prometheus/OpenMetrics metrics on http://ADDR:PORT/metrics (PORT alone: 127.0.0.1). It shows every traced process's name and memory to whoever can connect: keep it on loopback or behind a proxy that authenticates", 0 },
 	{ "max-procs", OPT_MAX_PROCS, "N", 0, "Host-wide: processes the kernel keeps at once; beyond it the least recently active are dropped (default 65536); -f: processes with a full model at once, the rest get totals (default 64)", 0 },
@@ -307,9 +307,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		c->host.follow = true;
 		break;
 	case OPT_BY:
-		if (strcmp(arg, "process") && strcmp(arg, "cgroup"))
-			usage_error("invalid --by '%s': expected process or cgroup", arg);
-		c->host.by_cgroup = strcmp(arg, "cgroup") == 0;
+		if (strcmp(arg, "process") && strcmp(arg, "cgroup") && strcmp(arg, "container"))
+			usage_error("invalid --by '%s': expected process, cgroup or container", arg);
+		c->host.by = !strcmp(arg, "cgroup") ? HOST_BY_CGROUP :
+			     !strcmp(arg, "container") ? HOST_BY_CONTAINER : HOST_BY_PROCESS;
 		c->by_given = true;
 		break;
 	case OPT_TOP:
@@ -457,7 +458,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error("-f makes a report per process: record, --svg and --folded are for one%s", "");
 		if (!tree_mode(c) && (c->host.max_procs || c->host.top))
 			usage_error("--max-procs and --top go with -f or host-wide tracing (-a, --cgroup, several -p)%s", "");
-		if (c->host.listen || c->host.by_cgroup)
+		if (c->host.listen || c->by_given)
 			usage_error("--listen and --by go with host-wide tracing (-a, --cgroup, several -p, -f)%s", "");
 		if (c->trace.pid && c->trace.cmd)
 			usage_error("give either -p PID or -- CMD, not both%s", "");

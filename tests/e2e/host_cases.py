@@ -275,7 +275,8 @@ def podman_rootfs(tmp):
         os.makedirs(os.path.join(root, d), exist_ok=True)
     shutil.copy("/bin/busybox", os.path.join(root, "bin", "busybox"))
     for tool in ("sh", "head", "tr", "sleep", "cat"):
-        os.symlink("busybox", os.path.join(root, "bin", tool))
+        if not os.path.lexists(os.path.join(root, "bin", tool)):
+            os.symlink("busybox", os.path.join(root, "bin", tool))
     return root
 
 
@@ -309,7 +310,7 @@ def containers_case(c, mw, wl, tmp):
     if not c.check(podman is not None, "containers: podman is installed (scripts/setup.sh)"):
         return
     root = podman_rootfs(tmp)
-    h = Host(mw, ["-a", "-i", "0.5"], tmp)
+    h = Host(mw, ["-a", "-i", "0.5", "--by", "container"], tmp)
     names = [f"mw-e2e-{os.getpid()}-{x}" for x in ("a", "b")]
     ids = {}
     try:
@@ -325,12 +326,14 @@ def containers_case(c, mw, wl, tmp):
                         f"({p.stderr.decode(errors='replace').strip()[-300:]})"):
                 return
             ids[n] = p.stdout.decode().split()[-1]
-        # Until each has taken its memory: its shell's RSS over 12 MB.
+        # Until each has taken its memory and sleeps: its shell's RSS over
+        # 12 MB, its pipeline gone, sleep there (two processes).
         deadline = time.time() + 60
         while time.time() < deadline:
             rss = {n: sum(status(f"/proc/{p}/status").get("VmRSS", 0)
                           for p in pids_in_cgroup_of(ids[n])) for n in names}
-            if all(rss[n] > 12_000_000 * (i + 1) for i, n in enumerate(names)):
+            if all(rss[n] > 12_000_000 * (i + 1) and len(pids_in_cgroup_of(ids[n])) == 2
+                   for i, n in enumerate(names)):
                 break
             time.sleep(0.2)
         c.check(time.time() < deadline, f"containers: both took their memory ({rss})")
@@ -364,6 +367,97 @@ def containers_case(c, mw, wl, tmp):
         c.check(len(ex) == len(want[n]) and all(o.get("container") == n for o in ex),
                 f"containers: {n}: an exit line per process, each naming it "
                 f"({[(o['pid'], o.get('container')) for o in ex]})")
+        # --by container: a row per container, its RSS its processes'.
+        rows = [r for o in frames for r in o.get("containers", []) if r.get("container") == n and
+                not r.get("container_monitor")]
+        if c.check(rows, f"containers: {n} has a row in the interval lines' containers"):
+            paused = [r for r in rows if r["processes"] == len(want[n])]
+            c.check(paused and abs(paused[-1]["rss_bytes"] - total) <= tol(total) + status_slack(3),
+                    f"containers: {n}: its row's RSS, paused, is its processes' VmRSS "
+                    f"({paused[-1]['rss_bytes'] if paused else None} vs {total})")
+        # Its end, once: after podman rm, none of its processes is left.
+        ends = [o for o in lines if o.get("type") == "container_exit" and o.get("container") == n
+                and not o.get("container_monitor")]
+        if c.check(len(ends) == 1, f"containers: {n}: one container_exit line ({len(ends)})"):
+            e = ends[0]
+            # Its shell's $(head | tr) ran a subshell and two more.
+            c.check(e["container_id"] == ids[n] and e["processes_peak"] >= len(want[n]) and
+                    e["rss_peak_bytes"] >= total - tol(total) - status_slack(3),
+                    f"containers: {n}: its end has its id, its processes ({e['processes_peak']}) "
+                    f"and an RSS peak at least what it held paused ({e['rss_peak_bytes']} vs {total})")
+
+
+def container_steps_case(c, mw, wl, tmp):
+    """The seed's container benchmark: memwatch mark create-1 / destroy-1
+    around podman run and podman rm; per step, the container's RSS growth
+    (its processes' VmRSS at the mark), and after destroy what it gave back
+    against the host's MemAvailable change."""
+    podman = shutil.which("podman")
+    if os.environ.get("MW_GUEST") or podman is None:
+        print("    skip container steps: no container runtime here")
+        return
+    root = podman_rootfs(tmp)
+    h = Host(mw, ["-a", "--by", "container"], tmp)
+    n = f"mw-e2e-{os.getpid()}-steps"
+    rss = 0
+
+    def mark(name):
+        r = subprocess.run([mw, "mark", "--session", str(h.p.pid), name],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        c.eq(r.returncode, 0, f"container steps: mark {name} ({r.stderr.decode().strip()})")
+
+    try:
+        mark("create-1")
+        script = 'x=$(head -c 32000000 /dev/zero | tr "\\0" a); sleep 120; echo ${#x}'
+        p = subprocess.run([podman] + PODMAN_RUN + ["--name", n, "--rootfs", root,
+                                                    "/bin/sh", "-c", script],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if not c.eq(p.returncode, 0, "container steps: podman run"):
+            return
+        cid = p.stdout.decode().split()[-1]
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            rss = sum(status(f"/proc/{q}/status").get("VmRSS", 0) for q in pids_in_cgroup_of(cid))
+            if rss > 32_000_000 and len(pids_in_cgroup_of(cid)) == 2:
+                break
+            time.sleep(0.2)
+        subprocess.run([podman, "pause", n], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=60)
+        rss = sum(status(f"/proc/{q}/status").get("VmRSS", 0) for q in pids_in_cgroup_of(cid))
+        mark("destroy-1")
+        subprocess.run([podman, "rm", "-f", n], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=120)
+        time.sleep(1.5)
+        mark("end")
+    finally:
+        rc, lines, err = h.stop()
+        subprocess.run([podman, "rm", "-f", n], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=120)
+    c.eq(rc, 0, f"container steps: memwatch exit status ({err.strip()[:200]})")
+    steps = {o["name"]: o for o in lines if o.get("type") == "step"}
+
+    def row(step):
+        r = [x for x in steps.get(step, {}).get("containers", [])
+             if x.get("container") == n and not x.get("container_monitor")]
+        return r[0] if len(r) == 1 else None
+
+    cr, dr = row("create-1"), row("destroy-1")
+    if c.check(cr is not None, "container steps: create-1 has the container's row"):
+        c.near(cr["rss_growth_bytes"], rss, "container steps: create-1: its RSS growth is its "
+               "processes' VmRSS at the mark", tol(rss) + status_slack(3))
+    if c.check(dr is not None, "container steps: destroy-1 has the container's row"):
+        c.check(dr["rss_bytes"] == 0 and dr["processes"] == 0 and
+                abs(dr["rss_growth_bytes"] + rss) <= tol(rss) + status_slack(3),
+                f"container steps: destroy-1: it holds nothing and gave back what it held "
+                f"({dr['rss_growth_bytes']} vs -{rss})")
+    d = steps.get("destroy-1", {})
+    if c.check("not_returned_bytes" in d, "container steps: destroy-1 says what was not returned"):
+        back = max(d["mem_available_change_bytes"], 0)
+        c.eq(d["not_returned_bytes"], max(d["rss_released_bytes"] - back, 0),
+             "container steps: not returned = released RSS less MemAvailable's rise")
+        c.check(d["rss_released_bytes"] >= rss - tol(rss) - status_slack(3),
+                f"container steps: destroy-1 released at least the container's RSS "
+                f"({d['rss_released_bytes']} vs {rss})")
 
 
 def run(c, mw, wl):
@@ -375,5 +469,6 @@ def run(c, mw, wl):
         steps_case(c, mw, wl, tmp)
         errors_case(c, mw, wl, tmp)
         containers_case(c, mw, wl, tmp)
+        container_steps_case(c, mw, wl, tmp)
     finally:
         subprocess.run(["rm", "-rf", tmp])

@@ -19,6 +19,7 @@
 #include "capture/control.h"
 #include "capture/heapwarm.h"
 #include "host/host.h"
+#include "host/hostct.h"
 #include "host/hostsnap.h"
 #include "analysis/findings.h"
 #include "analysis/idmap.h"
@@ -35,6 +36,7 @@
 
 #define MAX_EXITS	1024	/* listed per interval or step; the rest counted */
 #define PUBLISH_NS	MW_NS_PER_SEC	/* metrics refresh */
+#define CONTAINERS_NS	MW_NS_PER_SEC	/* containers' peaks and ends */
 
 struct exits {
 	struct mw_hexit *v;
@@ -61,6 +63,8 @@ struct host {
 	uint64_t mem_total;
 	uint64_t events, exited;
 	struct mw_hfind hf;	/* host-wide findings (findings.h) */
+	struct mw_hct_life cts;	/* containers seen, until they end (hostct.h) */
+	uint64_t next_ct;	/* when to look at them next */
 	pid_t cmd_pid;		/* -- CMD, 0 if none */
 	int cmd_status;		/* its wait status, -1 while it runs */
 };
@@ -282,6 +286,7 @@ static void sink(void *ctx, const struct mw_srec *r)
 	hfind_exit(&h->hf, h->o->find, &e.p);
 	exits_add(&h->iv.exits, &e);
 	exits_add(&h->step.exits, &e);
+	hct_exit(&h->cts, name_of(h, e.p.cgroup_id, e.p.pid), &e.p, e.exit_ns);
 	if (h->o->json)
 		host_json_exit(h->o->json, &e, name_of(h, e.p.cgroup_id, e.p.pid), h->start_ns);
 }
@@ -312,6 +317,36 @@ static uint64_t lost_events(struct host *h)
 	return st[MW_STAT_RB_LOST];
 }
 
+/* The snapshot's processes folded per container (hostct.h). */
+static size_t containers_of(struct host *h, const struct mw_hsnap *s, struct mw_hct **out)
+{
+	struct mw_hcgroup *cgs;
+	size_t n = hsnap_cgroups(s->procs, s->n, name_of, h, &cgs);
+
+	n = hct_fold(cgs, n, out);
+	free(cgs);
+	return n;
+}
+
+static void container_ended(void *ctx, const struct mw_hct_end *e)
+{
+	struct host *h = ctx;
+
+	host_container_end(h->o->text, h->o->json, e, h->start_ns);
+}
+
+/* Containers' peaks move on; one whose processes are all gone is reported
+ * once (at most a second late: the loop looks every CONTAINERS_NS). */
+static void containers_check(struct host *h, const struct mw_hsnap *s)
+{
+	struct mw_hct *v;
+	size_t n = containers_of(h, s, &v);
+
+	hct_track(&h->cts, v, n, s->ts, container_ended, h);
+	free(v);
+	h->next_ct = s->ts + CONTAINERS_NS;
+}
+
 /* Report the span from its start to now, the snapshot 'now'. */
 static void report_span(struct host *h, struct span *sp, const char *kind, const char *name,
 			const struct mw_hsnap *now, uint64_t avail)
@@ -325,11 +360,17 @@ static void report_span(struct host *h, struct span *sp, const char *kind, const
 	};
 	struct mw_hproc *rows;
 	struct mw_hcgroup *cgs;
+	struct mw_hct *c0, *c1, *cts;
+	size_t n0 = containers_of(h, &sp->at, &c0), n1 = containers_of(h, now, &c1);
 
 	fr.nrows = hsnap_growth(&sp->at, now, sp->exits.v, sp->exits.n, &rows);
 	fr.rows = rows;
 	fr.ncgroups = hsnap_cgroups(rows, fr.nrows, name_of, h, &cgs);
 	fr.cgroups = cgs;
+	fr.ncontainers = hct_span(c0, n0, c1, n1, &cts);
+	fr.containers = cts;
+	free(c0);
+	free(c1);
 	for (size_t i = 0; i < now->n; i++) {
 		const struct mw_hproc *p = &now->procs[i], *was;
 
@@ -346,11 +387,12 @@ static void report_span(struct host *h, struct span *sp, const char *kind, const
 			fr.d_rss -= hproc_rss(&sp->at.procs[i]);
 		}
 	if (h->o->text)
-		host_text_frame(h->o->text, &fr, h->o->top, h->o->by_cgroup, name_of, h);
+		host_text_frame(h->o->text, &fr, h->o->top, h->o->by, name_of, h);
 	if (h->o->json)
 		host_json_frame(h->o->json, &fr, h->o->top, name_of, h);
 	free(rows);
 	free(cgs);
+	free(cts);
 }
 
 /* A new span starts at 'now' (which it takes). */
@@ -426,6 +468,7 @@ static void serve_control(struct host *h)
 		return;
 	}
 	meminfo(&total, &avail);
+	containers_check(h, &now);
 	report_span(h, &h->step, "step", h->step.name, &now, avail);
 	span_restart(&h->step, &now, avail);
 	snprintf(h->step.name, sizeof(h->step.name), "%s", req.name[0] ? req.name : "step");
@@ -492,10 +535,12 @@ static int loop(struct host *h)
 			serve_control(h);
 		capture_poll(h->cap, 0);
 		now = mw_now_ns();
-		if ((next_iv && now >= next_iv) || (next_pub && now >= next_pub)) {
+		if ((next_iv && now >= next_iv) || (next_pub && now >= next_pub) ||
+		    now >= h->next_ct) {
 			if (snapshot(h, &snap))
 				return MW_EXIT_RUNTIME;
 			meminfo(&total, &avail);
+			containers_check(h, &snap);
 			if (next_pub && now >= next_pub) {
 				publish(h, &snap, avail);
 				next_pub = now + PUBLISH_NS;
@@ -522,6 +567,7 @@ static int finish(struct host *h)
 	if (snapshot(h, &now))
 		return MW_EXIT_RUNTIME;
 	meminfo(&total, &avail);
+	containers_check(h, &now);
 	if (h->o->interval > 0 && now.ts > h->iv.at.ts + MW_NS_PER_SEC / 10) {
 		report_span(h, &h->iv, "interval", NULL, &now, avail);
 		hfind_interval(&h->hf, h->o->find, now.ts, now.procs, now.n);
@@ -645,6 +691,7 @@ int host_run(const struct host_opts *o, int *cmd_status)
 	exits_clear(&h.iv.exits);
 	exits_clear(&h.step.exits);
 	hfind_free(&h.hf);
+	hct_life_free(&h.cts);
 	cgnames_free(&h.names);
 	containers_free();
 	return err;

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "host/hostview.h"
+
 struct mw_find_opts;
 
 struct host_opts {
@@ -22,7 +24,7 @@ struct host_opts {
 	size_t npids;
 	char **cmd;		/* -- CMD (with -f) */
 	bool follow;		/* -f: children join as they fork */
-	bool by_cgroup;		/* --by cgroup: tables per cgroup */
+	enum host_by by;	/* --by: tables per process, cgroup or container */
 	double interval;	/* -i: a table every SECONDS; 0: at the end only */
 	double duration;	/* -d */
 	size_t top;		/* rows per table */

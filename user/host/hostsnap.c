@@ -142,6 +142,7 @@ static void cg_add(struct mw_hcgroup *g, const struct mw_hproc *p)
 	g->device_vm += p->device_vm;
 	g->d_vm += p->d_vm;
 	g->d_rss += p->d_rss;
+	g->rss_peak_max = MW_MAX(g->rss_peak_max, p->rss_peak);
 }
 
 size_t hsnap_cgroups(const struct mw_hproc *rows, size_t n, mw_cgroup_name_fn fn, void *ctx,

@@ -14,6 +14,9 @@
 
 #include "memwatch.h"
 
+/* What the host-wide tables have a row for (--by). */
+enum host_by { HOST_BY_PROCESS, HOST_BY_CGROUP, HOST_BY_CONTAINER };
+
 struct mw_hproc {
 	uint32_t pid;
 	uint64_t first_ns;		/* when it joined: with pid, who it is */
@@ -42,6 +45,7 @@ struct mw_hcgroup {
 	uint64_t locked, pinned;
 	uint64_t device_vm;
 	int64_t d_vm, d_rss;
+	uint64_t rss_peak_max;		/* the largest of its processes' RSS peaks */
 };
 
 struct mw_health {

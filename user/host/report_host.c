@@ -30,6 +30,18 @@ static const char *cg_label(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+/* RSS the traced processes gave back in a frame that MemAvailable did not
+ * show coming back (page cache kept, memory freed to another process's
+ * use, or not freed at all): 0 unless RSS fell. */
+int64_t host_not_returned(const struct host_frame *fr)
+{
+	int64_t back = (int64_t)fr->mem_avail1 - (int64_t)fr->mem_avail0;
+
+	if (fr->d_rss >= 0 || !fr->mem_total)
+		return 0;
+	return MW_MAX(-fr->d_rss - MW_MAX(back, 0), 0);
+}
+
 /* "+1.5M" for growth. */
 static const char *delta_short(int64_t v, char *buf, size_t len)
 {
@@ -121,20 +133,44 @@ static void exit_rows(FILE *f, const struct host_frame *fr, size_t top)
 			(unsigned long long)(fr->nexits + fr->exits_more - MW_MIN(fr->nexits, top)));
 }
 
-void host_text_frame(FILE *f, const struct host_frame *fr, size_t top, bool by_cgroup,
+/* --by container: a row per container, and one for the rest of the host. */
+static void container_rows(FILE *f, const struct host_frame *fr, size_t top)
+{
+	char cg[48], b[4][24];
+
+	fprintf(f, "%-38s %5s %8s %8s %8s %8s\n", "CONTAINER", "PROCS", "VM", "+VM", "RSS", "+RSS");
+	for (size_t i = 0; i < fr->ncontainers && i < top; i++) {
+		const struct mw_hcgroup *g = &fr->containers[i].g;
+
+		fprintf(f, "%-38s %5u %8s %8s %8s %8s\n", printable(g->path, cg, sizeof(cg), 38),
+			g->nprocs, size_short((int64_t)g->vm, b[0], 24),
+			delta_short(g->d_vm, b[1], 24),
+			size_short(g->rss[MW_FILE] + g->rss[MW_ANON] + g->rss[MW_SHMEM], b[2], 24),
+			delta_short(g->d_rss, b[3], 24));
+	}
+}
+
+void host_text_frame(FILE *f, const struct host_frame *fr, size_t top, enum host_by by,
 		     mw_cgroup_name_fn name, void *ctx)
 {
 	char b[4][24];
 
 	frame_header(f, fr);
-	if (by_cgroup)
+	if (by == HOST_BY_CGROUP)
 		cgroup_rows(f, fr, top);
+	else if (by == HOST_BY_CONTAINER)
+		container_rows(f, fr, top);
 	else
 		proc_rows(f, fr, top, name, ctx);
 	exit_rows(f, fr, top);
 	fprintf(f, "%-44s %8s %8s %8s %8s\n", "  all traced", size_short((int64_t)fr->vm, b[0], 24),
 		delta_short(fr->d_vm, b[1], 24), size_short(fr->rss, b[2], 24),
 		delta_short(fr->d_rss, b[3], 24));
+	if (fr->d_rss < 0 && fr->mem_total && host_not_returned(fr) > 0)
+		fprintf(f, "  released %s of RSS; MemAvailable rose by %s: %s not returned\n",
+			size_short(-fr->d_rss, b[0], 24),
+			size_short(MW_MAX((int64_t)fr->mem_avail1 - (int64_t)fr->mem_avail0, 0), b[1], 24),
+			size_short(host_not_returned(fr), b[2], 24));
 	if (fr->lost)
 		fprintf(f, "  lost events so far: %llu\n", (unsigned long long)fr->lost);
 	fputc('\n', f);
@@ -203,6 +239,30 @@ static json_t *cgroup_json(const struct mw_hcgroup *g)
 	return o;
 }
 
+static json_t *ct_json(const struct mw_hct *r)
+{
+	const struct mw_hcgroup *g = &r->g;
+	json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}",
+			      "processes", (json_int_t)g->nprocs, "vm_bytes", (json_int_t)g->vm,
+			      "rss_bytes", (json_int_t)(g->rss[MW_FILE] + g->rss[MW_ANON] +
+							g->rss[MW_SHMEM]),
+			      "vm_growth_bytes", (json_int_t)g->d_vm,
+			      "rss_growth_bytes", (json_int_t)g->d_rss);
+
+	if (r->c.engine) {
+		json_object_set_new(o, "container", jstr(r->c.name));
+		json_object_set_new(o, "container_engine", json_string(r->c.engine));
+		json_object_set_new(o, "container_id", jstr(r->c.id));
+		if (r->c.pod[0])
+			json_object_set_new(o, "pod_uid", jstr(r->c.pod));
+		if (r->c.monitor)
+			json_object_set_new(o, "container_monitor", json_true());
+	} else {
+		json_object_set_new(o, "container", json_null());
+	}
+	return o;
+}
+
 static void put_line(FILE *f, json_t *o)
 {
 	char *s = json_dumps(o, JSON_COMPACT);
@@ -235,7 +295,16 @@ void host_json_frame(FILE *f, const struct host_frame *fr, size_t top,
 	json_object_set_new(o, "mem_available_bytes", json_integer(fr->mem_avail1));
 	json_object_set_new(o, "mem_available_change_bytes",
 			    json_integer((int64_t)fr->mem_avail1 - (int64_t)fr->mem_avail0));
+	json_object_set_new(o, "rss_released_bytes", json_integer(MW_MAX(-fr->d_rss, 0)));
+	json_object_set_new(o, "not_returned_bytes", json_integer(host_not_returned(fr)));
 	json_object_set_new(o, "lost_events", json_integer(fr->lost));
+	if (fr->ncontainers > 1 || (fr->ncontainers && fr->containers[0].c.engine)) {
+		json_t *cts = json_array();
+
+		for (size_t i = 0; i < fr->ncontainers && i < top; i++)
+			json_array_append_new(cts, ct_json(&fr->containers[i]));
+		json_object_set_new(o, "containers", cts);
+	}
 	for (size_t i = 0; i < fr->nrows && i < top; i++)
 		json_array_append_new(rows, proc_json(&fr->rows[i],
 						      cg_name(name, ctx, fr->rows[i].cgroup_id,
@@ -270,4 +339,40 @@ void host_json_exit(FILE *f, const struct mw_hexit *e, const char *cgroup, uint6
 	else
 		json_object_set_new(o, "exit_status", json_integer(WEXITSTATUS(e->wait_status)));
 	put_line(f, o);
+}
+
+void host_container_end(FILE *text, FILE *json, const struct mw_hct_end *e, uint64_t start_ns)
+{
+	char lb[64], b[3][24];
+
+	if (text) {
+		fprintf(text, "  container %s ended: its processes gone after %.1f s; at most %u "
+			"processes, VM peak %s, RSS peak %s (at least)", printable(e->label, lb, sizeof(lb), 48),
+			(e->last_ns - e->first_ns) / 1e9, e->procs_peak,
+			size_short((int64_t)e->vm_peak, b[0], 24),
+			size_short((int64_t)e->rss_peak, b[1], 24));
+		if (e->mem_peak >= 0)
+			fprintf(text, ", memory.peak %s", size_short(e->mem_peak, b[2], 24));
+		fputs("\n", text);
+		fflush(text);
+	}
+	if (json) {
+		json_t *o = json_pack("{s:s, s:o, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
+				      "type", "container_exit", "container", jstr(e->c->name),
+				      "container_engine", e->c->engine, "container_id", jstr(e->c->id),
+				      "first_seen_ns", (json_int_t)(e->first_ns > start_ns ? e->first_ns - start_ns : 0),
+				      "last_seen_ns", (json_int_t)(e->last_ns > start_ns ? e->last_ns - start_ns : 0),
+				      "processes_peak", (json_int_t)e->procs_peak,
+				      "vm_peak_bytes", (json_int_t)e->vm_peak,
+				      "rss_peak_bytes", (json_int_t)e->rss_peak,
+				      "snapshots", (json_int_t)e->snapshots);
+
+		json_object_set_new(o, "memory_peak_bytes",
+				    e->mem_peak >= 0 ? json_integer(e->mem_peak) : json_null());
+		if (e->c->pod[0])
+			json_object_set_new(o, "pod_uid", jstr(e->c->pod));
+		if (e->c->monitor)
+			json_object_set_new(o, "container_monitor", json_true());
+		put_line(json, o);
+	}
 }

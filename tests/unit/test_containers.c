@@ -112,9 +112,29 @@ TEST(names_from_state)
 	f = fopen(p, "w");
 	fprintf(f, "{\"ID\":\"%s\",\"Name\":\"/redis-cache\"}", ID2);
 	fclose(f);
+	/* containerd under Kubernetes: the task's bundle, as the CRI plugin
+	 * writes it. */
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task/k8s.io", dir);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task/k8s.io/%s", dir, ID);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task/k8s.io/%s/config.json", dir, ID);
+	f = fopen(p, "w");
+	fprintf(f, "{\"ociVersion\":\"1.1.0\",\"annotations\":{"
+		"\"io.kubernetes.cri.container-type\":\"container\","
+		"\"io.kubernetes.cri.container-name\":\"triton\","
+		"\"io.kubernetes.cri.sandbox-name\":\"infer-7f9c\","
+		"\"io.kubernetes.cri.sandbox-namespace\":\"ml\"}}");
+	fclose(f);
 	setenv("MW_PODMAN_STORAGE", dir, 1);
 	setenv("MW_DOCKER_ROOT", dir, 1);
+	setenv("MW_CONTAINERD_STATE", dir, 1);
 	containers_free();
+	CHECK(containers_get("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+			     "12345678_1234_1234_1234_123456789abc.slice/cri-containerd-" ID ".scope",
+			     &c) && !strcmp(c.name, "ml/infer-7f9c/triton"));
 	CHECK(containers_get("/libpod_parent/libpod-" ID, &c) && !strcmp(c.name, "inference-1"));
 	CHECK(containers_get("/system.slice/docker-" ID2 ".scope", &c) &&
 	      !strcmp(c.name, "redis-cache"));
@@ -134,9 +154,31 @@ TEST(names_from_state)
 	rmdir(p);
 	snprintf(p, sizeof(p), "%s/overlay-containers", dir);
 	rmdir(p);
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task/k8s.io/%s/config.json", dir, ID);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task/k8s.io/%s", dir, ID);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task/k8s.io", dir);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/io.containerd.runtime.v2.task", dir);
+	rmdir(p);
 	rmdir(dir);
 	unsetenv("MW_PODMAN_STORAGE");
 	unsetenv("MW_DOCKER_ROOT");
+	unsetenv("MW_CONTAINERD_STATE");
+}
+
+/* The CRI plugin's annotations; the sandbox is the pod's own. */
+TEST(oci_names)
+{
+	char n[MW_CT_NAME_LEN];
+
+	CHECK(containers_oci_name("{\"annotations\":{\"io.kubernetes.cri.sandbox-namespace\":\"a\","
+				  "\"io.kubernetes.cri.sandbox-name\":\"p\","
+				  "\"io.kubernetes.cri.container-type\":\"sandbox\"}}", n, sizeof(n)) &&
+	      !strcmp(n, "a/p/POD"));
+	CHECK(!containers_oci_name("{\"annotations\":{}}", n, sizeof(n)));
+	CHECK(!containers_oci_name("not json", n, sizeof(n)));
 }
 
 int main(void)
@@ -144,5 +186,6 @@ int main(void)
 	RUN(paths);
 	RUN(containers_json);
 	RUN(names_from_state);
+	RUN(oci_names);
 	return unit_done();
 }

@@ -227,6 +227,24 @@ static void podman_storage(const char *path, char *out, size_t len)
 	snprintf(out, len, "/var/lib/containers/storage");
 }
 
+bool containers_oci_name(const char *text, char *name, size_t len)
+{
+	json_t *root = json_loads(text, 0, NULL);
+	json_t *a = json_object_get(root, "annotations");
+	const char *ns = json_string_value(json_object_get(a, "io.kubernetes.cri.sandbox-namespace"));
+	const char *pod = json_string_value(json_object_get(a, "io.kubernetes.cri.sandbox-name"));
+	const char *ctr = json_string_value(json_object_get(a, "io.kubernetes.cri.container-name"));
+	const char *type = json_string_value(json_object_get(a, "io.kubernetes.cri.container-type"));
+	bool found = ns && pod;
+
+	/* The pod's sandbox (pause) has no container name: "NS/POD/POD". */
+	if (found)
+		snprintf(name, len, "%s/%s/%s", ns, pod,
+			 ctr && (!type || strcmp(type, "sandbox")) ? ctr : "POD");
+	json_decref(root);
+	return found;
+}
+
 static void lookup_name(const char *path, struct mw_container *c)
 {
 	char file[4200], *text = NULL, name[MW_CT_NAME_LEN];
@@ -247,6 +265,18 @@ static void lookup_name(const char *path, struct mw_container *c)
 			free(text);
 			text = NULL;
 			break;
+		}
+	} else if (!strcmp(c->engine, "containerd")) {
+		/* The task's OCI bundle: the CRI plugin's annotations name the
+		 * pod, its namespace and the container. */
+		const char *st = getenv("MW_CONTAINERD_STATE");
+
+		snprintf(file, sizeof(file), "%s/io.containerd.runtime.v2.task/k8s.io/%s/config.json",
+			 st ? st : "/run/containerd", c->id);
+		if (!procfs_read_file(file, &text, &len)) {
+			if (containers_oci_name(text, name, sizeof(name)))
+				snprintf(c->name, sizeof(c->name), "%s", name);
+			free(text);
 		}
 	} else if (!strcmp(c->engine, "docker")) {
 		const char *root = getenv("MW_DOCKER_ROOT");

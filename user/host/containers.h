@@ -35,8 +35,9 @@ bool container_parse(const char *path, struct mw_container *c);
  * The same with the name its engine keeps on this host, looked up once per
  * cgroup path and cached (thread-safe: the metrics server asks too), into
  * *c.  False for a cgroup that is no container's.  The storage directories
- * can be moved for tests: MW_PODMAN_STORAGE (/var/lib/containers/storage)
- * and MW_DOCKER_ROOT (/var/lib/docker).
+ * can be moved for tests: MW_PODMAN_STORAGE (/var/lib/containers/storage),
+ * MW_DOCKER_ROOT (/var/lib/docker) and MW_CONTAINERD_STATE (/run/containerd,
+ * the tasks' bundles).
  */
 bool containers_get(const char *path, struct mw_container *c);
 void containers_free(void);
@@ -45,5 +46,10 @@ void containers_free(void);
  * "names": [...]}) text; CRI-O's "k8s_CTR_POD_NS_UID_N" becomes
  * "NS/POD/CTR".  False if absent. */
 bool containers_json_name(const char *text, const char *id, char *name, size_t len);
+
+/* Name from a containerd task's OCI config.json text (the CRI plugin's
+ * annotations): "NAMESPACE/POD/CONTAINER", "NAMESPACE/POD/POD" for the
+ * pod's sandbox.  False if it has none. */
+bool containers_oci_name(const char *text, char *name, size_t len);
 
 #endif /* MW_CONTAINERS_H */

@@ -251,11 +251,66 @@ static void settled(struct mw_model *m, struct mw_pieces *p)
 		}
 }
 
+/* Late RSS (account.h) of [lo, hi) no late read will place: gone with
+ * its range (unmapped, or the layout read again from /proc). */
+static void late_drop(struct mw_account *a, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < a->nlate;) {
+		struct mw_late_rss *e = &a->late[i];
+
+		if (e->end <= lo || e->start >= hi) {
+			i++;
+			continue;
+		}
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			a->lost_attr[m] += e->rss[m];
+		*e = a->late[--a->nlate];
+	}
+}
+
+/* RSS a call changed in its range: spread over the mappings there; if the
+ * call could not read its VMAs and none is there yet, kept until the late
+ * read puts them there. */
+static void spread_call_rss(struct mw_account *a, const struct mw_op_rec *r, uint64_t lo,
+			    uint64_t hi, const __s64 delta[MW_NR_MEMBERS])
+{
+	struct mw_mapping *mp = model_lower_bound(&a->model, lo);
+
+	if ((r->opflags & MW_OPF_FIND_BUSY) && hi > lo && (!mp || mp->start >= hi) &&
+	    a->nlate < MW_ARRAY_SIZE(a->late) &&
+	    (delta[0] || delta[1] || delta[2] || delta[3])) {
+		struct mw_late_rss *e = &a->late[a->nlate++];
+
+		e->start = lo;
+		e->end = hi;
+		for (int m = 0; m < MW_NR_MEMBERS; m++)
+			e->rss[m] = delta[m];
+		return;
+	}
+	spread_rss(a, lo, hi, delta);
+}
+
+/* The late read of [lo, hi): what the calls there could not place. */
+static void late_place(struct mw_account *a, uint64_t lo, uint64_t hi)
+{
+	for (size_t i = 0; i < a->nlate;) {
+		struct mw_late_rss e = a->late[i];
+
+		if (e.end <= lo || e.start >= hi) {
+			i++;
+			continue;
+		}
+		a->late[i] = a->late[--a->nlate];
+		spread_rss(a, e.start, e.end, e.rss);
+	}
+}
+
 /* Carve [lo, hi) out of the table for a removal; delta: the RSS it freed,
  * as the kernel counted it during the call, if known. */
 static void carve_removed(struct mw_account *a, uint64_t lo, uint64_t hi,
 			  const __s64 *delta, struct mw_pieces *p)
 {
+	late_drop(a, lo, hi);
 	a->model.split_settles = delta != NULL;
 	model_carve(&a->model, lo, hi, p);
 	a->model.split_settles = false;
@@ -572,7 +627,7 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 			mp->requested += r->args[1];
 		/* Only successful calls come as records: count what was asked. */
 		hists_mmap(&a->hists, a->model.phase, r->args[1]);
-		spread_rss(a, r->start, r->end, gained);	/* MAP_POPULATE */
+		spread_call_rss(a, r, r->start, r->end, gained);	/* MAP_POPULATE */
 		break;
 	case MW_OP_MUNMAP:
 		remove_unmapped(a, r);
@@ -589,7 +644,7 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 			mp = mapping_at(a, r->start ? r->start : r->start_brk);
 			if (mp && r->end > r->start)
 				mp->requested += r->end - r->start;
-			spread_rss(a, r->start, r->end, r->rss_delta);
+			spread_call_rss(a, r, r->start, r->end, r->rss_delta);
 		} else {
 			remove_range(a, r->start, r->end, r->rss_delta);
 		}
@@ -601,13 +656,14 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		/* What an earlier call mapped or changed in the range, read
 		 * late: the VMAs there now. */
 		set_reported_vmas(a, r, len);
+		late_place(a, r->start, r->end);
 		break;
 	case MW_OP_PRCTL_VMA:
 		a->need_resync = true;	/* anon names come from /proc */
 		/* fallthrough */
 	default:	/* mprotect, madvise, mlock, mseal, shmat */
 		set_reported_vmas(a, r, len);
-		spread_rss(a, r->start, r->end, r->rss_delta);
+		spread_call_rss(a, r, r->start, r->end, r->rss_delta);
 		break;
 	}
 	if (model_vm_bytes(m) != (r->total_vm << mw_page_shift)) {
@@ -1012,6 +1068,7 @@ void account_feed(struct mw_account *a, const struct mw_srec *r)
 		apply_bpf(a, r->data, r->len);
 		break;
 	case MW_S_SEED:
+		late_drop(a, 0, UINT64_MAX);	/* smaps has it now */
 		apply_seed(a, r->data, r->len);
 		break;
 	case MW_S_STATE:

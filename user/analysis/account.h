@@ -51,6 +51,15 @@ struct mw_account {
 		size_t cap;
 	} spread;
 	uint64_t lost_attr_faults;
+	/* RSS a call changed in a range whose VMAs it could not read
+	 * (MW_OPF_FIND_BUSY: a driver's insertion at mmap, MAP_POPULATE):
+	 * kept with its range until the late read (MW_OP_REWALK) puts the
+	 * mappings there, then spread, in the phase the call made it. */
+	struct mw_late_rss {
+		uint64_t start, end;
+		__s64 rss[MW_NR_MEMBERS];
+	} late[8];
+	size_t nlate;
 	uint64_t execs;
 	/* The end measure (MW_SEED_MEASURE): when, the sums over its VMAs,
 	 * and smaps_rollup's Pss split, which no VMA's lines give. */

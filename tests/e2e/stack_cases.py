@@ -8,6 +8,7 @@ stack must be marked truncated."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -263,6 +264,34 @@ def check_torch(c, mw, d):
     c.check(s.get("lost_events", -1) == 0, f"PyTorch: no records lost ({s.get('lost_events')})")
 
 
+def check_mntns(c, mw, wl, d):
+    """A process in a mount namespace of its own (a container's) names its
+    frames from the binaries its mounts hold (/proc/PID/root): the workload
+    runs from a tmpfs mounted in its namespace only, at a path that is an
+    empty directory in ours."""
+    mnt = os.path.join(d, "ns-only")
+    os.makedirs(mnt)
+    script = (f"mount -t tmpfs none {mnt} && cp {os.path.join(wl, 'stacks')} {mnt}/ && "
+              f"exec {mnt}/stacks")
+    out = os.path.join(d, "mntns.json")
+    p = subprocess.run([mw, "--stacks", "-q", "-j", out, "--", "unshare", "-m", "--propagation",
+                        "private", "/bin/sh", "-c", script],
+                       env={k: v for k, v in os.environ.items() if k != "MW_CKPT_DIR"},
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    c.eq(p.returncode, 0, f"mount namespace: exit status ({p.stderr.decode().strip()[:200]})")
+    c.check(not os.listdir(mnt), "mount namespace: its binary is not in ours")
+    s = [json.loads(x) for x in open(out)][-1] if os.path.exists(out) else {}
+    win = mapping_of(s, 16 * MIB)
+    c.check(win.get("call_site", "").startswith("map_window+") and
+            "stacks.c:" in win.get("call_site", ""),
+            f"mount namespace: the window's call site is map_window, with its line, from "
+            f"the namespace's copy ({win.get('call_site')})")
+    c.check(any("(stacks)" in f for f in win.get("stack", [])) and
+            not any("/proc/" in f or "root" in f for f in win.get("stack", [])),
+            f"mount namespace: its frames name the module as the process does "
+            f"({win.get('stack', [])[:3]})")
+
+
 def run(c, mw, wl):
     if "stacks" in degraded(mw):
         check_refused(c, mw, "stacks", ["--stacks"], "--stacks")
@@ -280,4 +309,5 @@ def run(c, mw, wl):
     check_truncated(c, mw, wl, d)
     check_cxx_replay(c, mw, wl, d)
     check_torch(c, mw, d)
+    check_mntns(c, mw, wl, d)
     subprocess.run(["rm", "-rf", d])

@@ -5,12 +5,15 @@
  * it so until capture has caught up).
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 
 #include "analysis/idmap.h"
+#include "capture/procfs.h"
 #include "stream.h"
 #include "unwind/demangle.h"
 #include "unwind/symbolize.h"
@@ -24,6 +27,7 @@ struct mw_symbolizer {
 	bool fresh;		/* modules reported for the current stack */
 	unsigned gen;		/* bumped with each new Dwfl (unwind.c attaches) */
 	struct mw_idmap sent;	/* addresses already sent */
+	char root[40];		/* "/proc/PID/root" if its root is not ours, else "" */
 };
 
 static char *no_debuginfo_path;	/* the default search path */
@@ -43,6 +47,25 @@ struct mw_symbolizer *symbolizer_new(pid_t pid)
 	unsetenv("DEBUGINFOD_URLS");
 	s->pid = pid;
 	return s;
+}
+
+/*
+ * A process in another mount namespace (a container) names its files as
+ * its mounts have them, which ours may not: they are read through
+ * /proc/PID/root.  In ours (a chroot too: /proc/PID/maps names its files
+ * from our root), as they are.  Asked again with each new address space:
+ * `unshare -m` and a container's runtime switch before they exec.
+ */
+static void find_root(struct mw_symbolizer *s)
+{
+	char ns[64];
+	struct stat a, b;
+
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)s->pid);
+	snprintf(s->root, sizeof(s->root), "/proc/%d/root", (int)s->pid);
+	if (stat(ns, &a) || stat("/proc/self/ns/mnt", &b) ||
+	    (a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+		s->root[0] = 0;
 }
 
 static int free_table(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
@@ -194,6 +217,53 @@ static int removed_module(Dwfl_Module *mod, void *ud, const char *name, Dwarf_Ad
 
 /* ---- resolving ----------------------------------------------------------- */
 
+/*
+ * The module list of a process in another mount namespace: its maps with every
+ * file's path under /proc/PID/root, so that libdwfl opens the process's own
+ * binaries, not the host's at the same path (or none).  The vDSO is not
+ * reported (dwfl_linux_proc_maps_report has no PID to read it by).
+ */
+static int report_rooted(struct mw_symbolizer *s)
+{
+	char path[64], *text, *out, *p, *line;
+	size_t len, cap, n = 0;
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	if (procfs_read_file(path, &text, &len))
+		return -1;
+	cap = len + 4096;
+	out = mw_xcalloc(cap, 1);
+	for (line = text; line && *line; line = p) {
+		int at = -1;
+		size_t ll;
+
+		p = strchr(line, '\n');
+		ll = p ? (size_t)(++p - line) : strlen(line);
+		sscanf(line, "%*x-%*x %*s %*x %*x:%*x %*u %n", &at);
+		while (n + ll + sizeof(s->root) + 1 > cap)
+			out = mw_xrealloc(out, cap *= 2, 1);
+		if (at > 0 && (size_t)at < ll && line[at] == '/') {
+			memcpy(out + n, line, (size_t)at);
+			n += (size_t)at;
+			n += (size_t)sprintf(out + n, "%s", s->root);
+			memcpy(out + n, line + at, ll - (size_t)at);
+			n += ll - (size_t)at;
+		} else {
+			memcpy(out + n, line, ll);
+			n += ll;
+		}
+	}
+	free(text);
+	f = fmemopen(out, n ? n : 1, "r");
+	err = f ? dwfl_linux_proc_maps_report(s->dwfl, f) : -1;
+	if (f)
+		fclose(f);
+	free(out);
+	return err;
+}
+
 /* (Re)read the process's module list: libraries come and go with dlopen. */
 static void report_modules(struct mw_symbolizer *s)
 {
@@ -202,9 +272,10 @@ static void report_modules(struct mw_symbolizer *s)
 		if (!(s->dwfl = dwfl_begin(&proc_callbacks)))
 			return;
 		s->gen++;
+		find_root(s);
 	}
 	dwfl_report_begin(s->dwfl);
-	if (dwfl_linux_proc_report(s->dwfl, s->pid))
+	if (s->root[0] ? report_rooted(s) : dwfl_linux_proc_report(s->dwfl, s->pid))
 		mw_dbg("symbols: cannot read the modules of %d", s->pid);
 	dwfl_report_end(s->dwfl, removed_module, NULL);
 }
@@ -298,6 +369,9 @@ static void resolve(struct mw_symbolizer *s, uint64_t addr, struct mw_sym *out,
 	if (!mod)
 		return;
 	t->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	/* Named as the process names it, not by our way in. */
+	if (t->module && s->root[0] && !strncmp(t->module, s->root, strlen(s->root)))
+		t->module += strlen(s->root);
 	if (dwfl_module_getelf(mod, &bias))
 		out->elf_addr = addr - bias;
 	t->func = sym_lookup(mod, addr, &start);

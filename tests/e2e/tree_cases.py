@@ -297,7 +297,10 @@ def storm_case(c, mw, wl, tmp):
             f"fork storm: the totals never read are counted ({t['totals_unknown']}, {unknown} rows)")
     summaries = sum(1 for o in lines_of(out) if o.get("type") == "summary")
     c.eq(summaries, t["models"], "fork storm: a summary per model")
-    c.check(0 < hwm <= 256 << 20, f"fork storm: memwatch's peak RSS {hwm >> 20} MiB (at most 256)")
+    # ASan's quarantine alone keeps 256 MiB of what was freed.
+    bound = (1024 if "ASAN_OPTIONS" in os.environ else 256) << 20
+    c.check(0 < hwm <= bound, f"fork storm: memwatch's peak RSS {hwm >> 20} MiB "
+            f"(at most {bound >> 20})")
     print(f"    fork storm: {t['processes']} processes, {t['models']} models, memwatch's VmHWM "
           f"{hwm >> 20} MiB")
 

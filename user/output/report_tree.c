@@ -153,7 +153,7 @@ static void text_rows(FILE *f, const struct trace_proc_end *v, size_t n, pid_t p
 		      int depth, bool *done)
 {
 	for (size_t i = 0; i < n; i++) {
-		char vp[16], ve[16], rp[16], re[16], st[32], comm[64];
+		char vp[16], ve[16], rp[16], re[16], st[32], comm[64], pp[16];
 		bool top = true;
 
 		if (done[i])
@@ -165,8 +165,9 @@ static void text_rows(FILE *f, const struct trace_proc_end *v, size_t n, pid_t p
 		if (parent ? v[i].ppid != parent : !top)
 			continue;
 		done[i] = true;
-		fprintf(f, "  %*s%-8d %-8d %-16s %9s %9s %9s %9s  %s%s\n", 2 * MW_MIN(depth, 8), "",
-			v[i].pid, v[i].ppid, printable(v[i].comm, comm, sizeof(comm), 16),
+		snprintf(pp, sizeof(pp), v[i].ppid > 0 ? "%d" : "-", v[i].ppid);
+		fprintf(f, "  %*s%-8d %-8s %-16s %9s %9s %9s %9s  %s%s\n", 2 * MW_MIN(depth, 8), "",
+			v[i].pid, pp, printable(v[i].comm, comm, sizeof(comm), 16),
 			size_short((int64_t)v[i].vm_peak, vp, sizeof(vp)),
 			size_short((int64_t)v[i].vm_end, ve, sizeof(ve)),
 			size_short((int64_t)v[i].rss_peak, rp, sizeof(rp)),
@@ -222,9 +223,10 @@ int tree_report_finish(struct mw_tree_report *r, const struct trace_tree_stats *
 		FILE *f = r->o.text;
 		bool *done = mw_xcalloc(r->nrows + 1, sizeof(*done));
 
-		fprintf(f, "memwatch: the tree of PID %d: %llu processes, %llu with a model "
+		fprintf(f, "memwatch: the tree of PID %d: %llu process%s, %llu with a model "
 			"(at most %zu at once), %llu with totals only\n", r->o.root->pid,
-			(unsigned long long)st->procs, (unsigned long long)st->models,
+			(unsigned long long)st->procs, st->procs == 1 ? "" : "es",
+			(unsigned long long)st->models,
 			st->max_live, (unsigned long long)st->totals);
 		fprintf(f, "  %-8s %-8s %-16s %9s %9s %9s %9s  %s\n", "PID", "PPID", "COMMAND",
 			"VM PEAK", "VM END", "RSS PEAK", "RSS END", "END");

@@ -342,17 +342,21 @@ def containers_case(c, mw, wl, tmp):
                            stderr=subprocess.DEVNULL, timeout=60)
         want = {n: {p: status(f"/proc/{p}/status").get("VmRSS", 0)
                     for p in pids_in_cgroup_of(ids[n])} for n in names}
-        time.sleep(1.5)		# an interval line after the pause
+        # The interval lines written while both are paused: after this
+        # one, before podman rm (a line during its teardown shows less).
+        first = len(open(h.json).readlines())
+        time.sleep(1.5)
+        last = len(open(h.json).readlines())
         for n in names:
             subprocess.run([podman, "rm", "-f", n], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=120)
-        time.sleep(0.8)
+        time.sleep(2)		# gone for more than MW_HCT_GONE_NS: their ends
     finally:
         rc, lines, err = h.stop()
         subprocess.run([podman, "rm", "-f"] + names, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=120)
     c.eq(rc, 0, f"containers: memwatch exit status ({err.strip()[:200]})")
-    frames = [o for o in lines if o.get("type") == "interval"]
+    frames = [o for o in lines[first:last] if o.get("type") == "interval"]
     for n in names:
         cgs = [g for o in frames for g in o.get("cgroups", []) if g.get("container") == n]
         if not c.check(cgs, f"containers: {n} named in the cgroups of the interval lines"):

@@ -91,6 +91,8 @@ TEST(span)
 	free(v);
 }
 
+#define S(x) ((uint64_t)((x) * 1e9))
+
 static struct mw_hct_end last;
 static char last_label[64];
 static int ends;
@@ -116,29 +118,35 @@ TEST(life)
 	size_t n;
 
 	n = hct_fold(s1, 1, &v);
-	hct_track(&l, v, n, 1000, on_end, NULL);
+	hct_track(&l, v, n, S(1), false, on_end, NULL);
 	free(v);
 	n = hct_fold(s2, 1, &v);
-	hct_track(&l, v, n, 2000, on_end, NULL);
+	hct_track(&l, v, n, S(2), false, on_end, NULL);
 	free(v);
 	CHECK_EQ_U64(ends, 0);
 	/* A process of it exits between snapshots: its exact peak counts. */
-	hct_exit(&l, "/machine.slice/libpod-" ID_A ".scope", &dead, 2500);
+	hct_exit(&l, "/machine.slice/libpod-" ID_A ".scope", &dead, S(2.5));
 	n = hct_fold(s3, 1, &v);
-	hct_track(&l, v, n, 3000, on_end, NULL);
-	hct_track(&l, v, n, 4000, on_end, NULL);
+	/* Gone for less than MW_HCT_GONE_NS: not over yet. */
+	hct_track(&l, v, n, S(3), false, on_end, NULL);
+	CHECK_EQ_U64(ends, 0);
+	hct_track(&l, v, n, S(4), false, on_end, NULL);
+	hct_track(&l, v, n, S(5), false, on_end, NULL);
 	free(v);
 	CHECK_EQ_U64(ends, 1);
 	CHECK_STR(last_label, "podman:aaaaaaaaaaaa");
-	CHECK(last.first_ns == 1000 && last.last_ns == 2500);
+	CHECK(last.first_ns == S(1) && last.last_ns == S(2.5));
 	CHECK_EQ_U64(last.procs_peak, 3);
 	CHECK_EQ_U64(last.vm_peak, 150);
 	CHECK_EQ_U64(last.rss_peak, 90);
 	CHECK_EQ_U64(last.snapshots, 2);
 	CHECK_EQ_U64(l.n, 0);
 	/* One whose processes all came and went between two snapshots. */
-	hct_exit(&l, "/machine.slice/libpod-" ID_B ".scope", &dead, 4500);
-	hct_track(&l, NULL, 0, 5000, on_end, NULL);
+	hct_exit(&l, "/machine.slice/libpod-" ID_B ".scope", &dead, S(5.5));
+	hct_track(&l, NULL, 0, S(6), false, on_end, NULL);
+	CHECK_EQ_U64(ends, 1);
+	/* The session's last snapshot: absent from it is over. */
+	hct_track(&l, NULL, 0, S(6.1), true, on_end, NULL);
 	CHECK_EQ_U64(ends, 2);
 	CHECK_STR(last_label, "podman:bbbbbbbbbbbb");
 	hct_life_free(&l);

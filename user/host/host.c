@@ -337,12 +337,12 @@ static void container_ended(void *ctx, const struct mw_hct_end *e)
 
 /* Containers' peaks move on; one whose processes are all gone is reported
  * once (at most a second late: the loop looks every CONTAINERS_NS). */
-static void containers_check(struct host *h, const struct mw_hsnap *s)
+static void containers_check(struct host *h, const struct mw_hsnap *s, bool last)
 {
 	struct mw_hct *v;
 	size_t n = containers_of(h, s, &v);
 
-	hct_track(&h->cts, v, n, s->ts, container_ended, h);
+	hct_track(&h->cts, v, n, s->ts, last, container_ended, h);
 	free(v);
 	h->next_ct = s->ts + CONTAINERS_NS;
 }
@@ -468,7 +468,7 @@ static void serve_control(struct host *h)
 		return;
 	}
 	meminfo(&total, &avail);
-	containers_check(h, &now);
+	containers_check(h, &now, false);
 	report_span(h, &h->step, "step", h->step.name, &now, avail);
 	span_restart(&h->step, &now, avail);
 	snprintf(h->step.name, sizeof(h->step.name), "%s", req.name[0] ? req.name : "step");
@@ -540,7 +540,7 @@ static int loop(struct host *h)
 			if (snapshot(h, &snap))
 				return MW_EXIT_RUNTIME;
 			meminfo(&total, &avail);
-			containers_check(h, &snap);
+			containers_check(h, &snap, false);
 			if (next_pub && now >= next_pub) {
 				publish(h, &snap, avail);
 				next_pub = now + PUBLISH_NS;
@@ -567,7 +567,7 @@ static int finish(struct host *h)
 	if (snapshot(h, &now))
 		return MW_EXIT_RUNTIME;
 	meminfo(&total, &avail);
-	containers_check(h, &now);
+	containers_check(h, &now, true);
 	if (h->o->interval > 0 && now.ts > h->iv.at.ts + MW_NS_PER_SEC / 10) {
 		report_span(h, &h->iv, "interval", NULL, &now, avail);
 		hfind_interval(&h->hf, h->o->find, now.ts, now.procs, now.n);

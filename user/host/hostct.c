@@ -224,7 +224,7 @@ void hct_exit(struct mw_hct_life *l, const char *cgroup, const struct mw_hproc *
 }
 
 void hct_track(struct mw_hct_life *l, const struct mw_hct *v, size_t n, uint64_t ts,
-	       mw_hct_end_fn end, void *ctx)
+	       bool last, mw_hct_end_fn end, void *ctx)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct mw_hct *r = &v[i];
@@ -250,7 +250,10 @@ void hct_track(struct mw_hct_life *l, const struct mw_hct *v, size_t n, uint64_t
 	for (size_t i = 0; i < l->n;) {
 		struct hct_alive *a = &l->v[i];
 
-		if (a->seen_at == ts) {
+		/* Gone for a second at least: a snapshot during its
+		 * teardown, or before a runtime moved its next process in,
+		 * is not its end. */
+		if (a->seen_at == ts || (!last && ts - a->last_ns < MW_HCT_GONE_NS)) {
 			i++;
 			continue;
 		}

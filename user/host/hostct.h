@@ -58,6 +58,10 @@ struct mw_hct_end {
 
 typedef void (*mw_hct_end_fn)(void *ctx, const struct mw_hct_end *e);
 
+/* A container is over once none of its processes has been seen for this
+ * long (a snapshot comes every second at least). */
+#define MW_HCT_GONE_NS	(1500 * 1000 * 1000ull)
+
 struct mw_hct_life {
 	struct mw_idmap by_key;		/* container key -> index */
 	struct hct_alive *v;
@@ -66,12 +70,13 @@ struct mw_hct_life {
 
 /*
  * A snapshot at ts, folded (hct_fold): each container's peaks move on; one
- * seen before and absent now has ended (end is called, then it is
- * forgotten.  A container still there when the session ends is not an
- * end: none is reported for it.
+ * seen before and absent since MW_HCT_GONE_NS (last: the session's last
+ * snapshot, absent from it at all) has ended: end is called, then it is
+ * forgotten.  A container still there when the session ends is not an end:
+ * none is reported for it.
  */
 void hct_track(struct mw_hct_life *l, const struct mw_hct *v, size_t n, uint64_t ts,
-	       mw_hct_end_fn end, void *ctx);
+	       bool last, mw_hct_end_fn end, void *ctx);
 /* A process of the container cgroup is in has exited: its peaks count. */
 void hct_exit(struct mw_hct_life *l, const char *cgroup, const struct mw_hproc *p, uint64_t ts);
 void hct_life_free(struct mw_hct_life *l);

@@ -91,7 +91,7 @@ static const struct argp_option options[] = {
 	{ "pid", 'p', "PID", 0, "Trace the running process PID (all its threads); given more than once, host-wide totals of each", 0 },
 	{ "all", 'a', NULL, 0, "Host-wide: every process, new ones too (per-process totals, no mappings)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Host-wide, only the processes in this cgroup v2 directory and below (a container's cgroup, a slice)", 0 },
-	{ "follow", 'f', NULL, 0, "With -p PID or -- CMD: every process it starts as well, each with its own full report; with --by or --listen, host-wide totals of the tree instead", 0 },
+	{ "follow", 'f', NULL, 0, "With -p PID or -- CMD: every process it starts as well, each with its own full report (host-wide totals of the tree instead, given a host-wide option such as --by)", 0 },
 	{ "by", OPT_BY, "process|cgroup|container", 0, "Host-wide tables per process (default), per cgroup, or per container (its name, and the rest of the host in one row)", 0 },
 	{ "top", OPT_TOP, "N", 0, "Host-wide: rows per table and processes with their own metrics series (default 10); -f: processes with a full text report, largest peak RSS first (default 5)", 0 },
 	{ "listen", OPT_LISTEN, "ADDR:PORT", 0, "Host-wide: serve Prometheus/OpenMetrics metrics on http://ADDR:PORT/metrics (PORT alone: 127.0.0.1). It shows every traced process's name and memory to whoever can connect: keep it on loopback or behind a proxy that authenticates", 0 },

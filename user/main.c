@@ -567,11 +567,28 @@ static int run_report(struct cli *c, FILE *json, FILE *text, FILE *svg)
 	return err;
 }
 
+/* The end of a run whose outputs were written as it went (host-wide, -f):
+ * close them; the run's error first, then the outputs', then CMD's status. */
+static int streamed_end(struct cli *c, FILE *json, FILE *text, int err, int out_err, int status)
+{
+	if (json)
+		out_err = close_output(json, c->json_path) ?: out_err;
+	if (text)
+		out_err = close_output(text, c->text_path) ?: out_err;
+	if (err)
+		return err;
+	if (out_err)
+		return out_err;
+	if (c->trace.cmd && status >= 0)
+		return launch_exit_code(status);
+	return MW_EXIT_OK;
+}
+
 /* Host-wide: tables as it goes, JSON lines, metrics. */
 static int run_host(struct cli *c, FILE *json, FILE *text)
 {
 	struct host_opts *o = &c->host;
-	int err, status, out_err = 0;
+	int err, status;
 
 	o->pids = c->pids;
 	o->npids = c->npids;
@@ -585,17 +602,7 @@ static int run_host(struct cli *c, FILE *json, FILE *text)
 	o->text = text;
 	o->find = &c->find;
 	err = host_run(o, &status);
-	if (json)
-		out_err = close_output(json, c->json_path);
-	if (text)
-		out_err = close_output(text, c->text_path) ?: out_err;
-	if (err)
-		return err;
-	if (out_err)
-		return out_err;
-	if (c->trace.cmd && status >= 0)
-		return launch_exit_code(status);
-	return MW_EXIT_OK;
+	return streamed_end(c, json, text, err, 0, status);
 }
 
 /* -f: a report per process of the tree (output/report_tree.h). */
@@ -626,17 +633,7 @@ static int run_tree(struct cli *c, FILE *json, FILE *text)
 	err = trace_run(&c->trace, &acct, &status);
 	out_err = tree_report_finish(r, &st);
 	account_free(&acct);
-	if (json)
-		out_err = close_output(json, c->json_path) ?: out_err;
-	if (text)
-		out_err = close_output(text, c->text_path) ?: out_err;
-	if (err)
-		return err;
-	if (out_err)
-		return out_err;
-	if (c->trace.cmd && status >= 0)
-		return launch_exit_code(status);
-	return MW_EXIT_OK;
+	return streamed_end(c, json, text, err, out_err, status);
 }
 
 /* Trace (and with 'record', save the stream); report at the end. */

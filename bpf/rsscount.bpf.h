@@ -175,6 +175,20 @@ struct mm_struct___atomic {
 } __attribute__((preserve_access_index));
 
 /*
+ * Before 6.2: the atomic counter, pages, into *v (0, or -1 if unread).  A
+ * subprogram of its own:
+ * clang 19 hoists the CO-RE offset of rss_stat.count above the
+ * bpf_core_field_exists() guard, and libbpf poisons that instruction
+ * where the field is missing (6.2+), so the verifier met it on the path
+ * that skips the guarded code.  A call keeps it behind the guard.
+ */
+static __noinline int mm_counter_atomic(struct mm_struct___atomic *a, __u32 member, long *v)
+{
+	return bpf_probe_read_kernel(v, sizeof(*v),
+				     &a->rss_stat.count[member & (MW_NR_MEMBERS - 1)]) ? -1 : 0;
+}
+
+/*
  * An mm's counter of member as it is now, bytes, or -1 where it cannot be
  * read here (6.2+ before the loader has found the per-CPU offsets).
  */
@@ -186,8 +200,7 @@ static __always_inline __s64 mm_counter_now(struct mm_struct *mm, __u32 member)
 	long v;
 
 	if (bpf_core_field_exists(a->rss_stat)) {
-		if (bpf_probe_read_kernel(&v, sizeof(v),
-					  &a->rss_stat.count[member & (MW_NR_MEMBERS - 1)]))
+		if (mm_counter_atomic(a, member, &v))
 			return -1;
 		return v > 0 ? (__s64)v << page_shift : 0;
 	}

@@ -548,7 +548,12 @@ static long harvest_one(__u32 unused, struct harvest_ctx *c)
 	 * then sees the same state each step and converges at once. */
 	if (!dirty)
 		return 1;
-	i = lowest_bit(dirty) & (MW_SLOTS - 1);
+	/* clang 19 drops the mask (the table's values are all below 64),
+	 * and the verifier, which sees a u8 from the table, refuses the
+	 * index: the barrier keeps it. */
+	i = lowest_bit(dirty);
+	barrier_var(i);
+	i &= MW_SLOTS - 1;
 	mw_and(&c->p->slot_dirty, ~(1ULL << i));
 	s = &c->p->slots[i];
 

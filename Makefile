@@ -133,23 +133,19 @@ $(BUILD)/memwatch_compat.skel.h: $(BUILD)/memwatch.compat.bpf.o $(BUILD)/memwatc
 	scripts/skel-compat-check $(BUILD)/memwatch.skel.h $@.tmp || { rm -f $@.tmp; exit 1; }
 	mv $@.tmp $@
 
-# --python: CPython 3.11's layout, from python3.11-dev's internal headers
-# (scripts/py311-offsets.c).  Without them the header says MW_PY311 0 and
-# Python frames are off.  The program runs here, so a cross build compiles
-# it with HOSTCC: arm64's offsets are x86-64's (both LP64).
-PY311_INC ?= /usr/include/python3.11
-PY311_HDRS := $(wildcard $(PY311_INC)/internal/pycore_frame.h $(PY311_INC)/internal/pycore_code.h \
-		$(PY311_INC)/internal/pycore_interp.h $(PY311_INC)/internal/pycore_runtime.h \
-		$(PY311_INC)/cpython/pystate.h $(PY311_INC)/cpython/code.h $(PY311_INC)/patchlevel.h)
-$(BUILD)/py311_offsets.h: scripts/py311-offsets.c $(PY311_HDRS) | $(BUILD)
-	@if [ -f $(PY311_INC)/internal/pycore_frame.h ]; then \
-		$(HOSTCC) -I$(PY311_INC) $< -o $(BUILD)/py311-offsets && $(BUILD)/py311-offsets >$@.tmp; \
-	else \
-		echo "no $(PY311_INC)/internal/pycore_frame.h (python3.11-dev): --python is off" >&2; \
-		printf '#define MW_PY311 0\n' >$@.tmp; \
-	fi && mv $@.tmp $@
-$(BUILD)/memwatch.bpf.o $(BUILD)/memwatch.compat.bpf.o: $(BUILD)/py311_offsets.h
-$(BUILD)/user/unwind/python.o: $(BUILD)/py311_offsets.h
+# --python: the CPython layouts are a generated table, checked in
+# (user/unwind/pylayouts.c, by scripts/py-layouts from each version's
+# headers), so a build beside one Python, or none, knows 3.11 to 3.13.
+# Where a version's python3.X-dev is installed, the build makes its row
+# again and stops if the table says otherwise.
+PY_LAYOUT_HDRS := $(wildcard /usr/include/python3.1[1-3]/internal/pycore_frame.h \
+		/usr/include/python3.1[1-3]/cpython/code.h /usr/include/python3.1[1-3]/patchlevel.h)
+PY_LAYOUT_DIRS := $(patsubst %/internal/pycore_frame.h,%,$(filter %/pycore_frame.h,$(PY_LAYOUT_HDRS)))
+$(BUILD)/pylayouts.checked: scripts/py-layouts scripts/py-offsets.c user/unwind/pylayouts.c \
+		$(PY_LAYOUT_HDRS) | $(BUILD)
+	$(if $(PY_LAYOUT_DIRS),HOSTCC=$(HOSTCC) scripts/py-layouts --check $(PY_LAYOUT_DIRS))
+	@touch $@
+$(BUILD)/user/unwind/pylayouts.o: $(BUILD)/pylayouts.checked
 
 # capture.c is the only user file that includes the skeletons.
 $(BUILD)/user/capture/capture.o: $(BUILD)/memwatch.skel.h $(BUILD)/memwatch_compat.skel.h

@@ -317,14 +317,53 @@ struct mw_stack_rec {
 
 /* ---- Python frames (--python, bpf/python.bpf.h) ---- */
 /*
- * CPython 3.11's frames of the thread at a stacked event, innermost first,
+ * CPython's frames of the thread at a stacked event, innermost first,
  * emitted just before its mw_stack_rec (hdr.seq, hdr.tid, kind and addr
- * equal).  code: the PyCodeObject; instr: prev_instr, the code unit last
- * executed; entry_mask bit i: frames[i] is an entry frame, the first that
- * its _PyEval_EvalFrameDefault call ran.  The loader names the code objects
- * (MW_S_PYCODE) while the process is alive.
+ * equal).  code: the PyCodeObject; instr: the code unit last executed
+ * (3.11 and 3.12's prev_instr, 3.13's instr_ptr).  An entry frame, the
+ * first that its _PyEval_EvalFrameDefault call ran: 3.11's has its bit in
+ * entry_mask; 3.12+'s is the one before a shim (owner
+ * FRAME_OWNED_BY_CSTACK), which comes as a frame with code 0.  The loader
+ * names the code objects (MW_S_PYCODE) while the process is alive.
  */
 #define MW_PY_DEPTH	64
+
+/*
+ * Where a CPython version keeps what the walk reads: byte offsets, from
+ * that version's own headers (scripts/py-offsets.c -> the generated
+ * user/unwind/pylayouts.c), handed to BPF per process.  MW_PY_NONE: the
+ * version has no such field (3.13 has no _PyCFrame, 3.12+ no is_entry).
+ */
+#define MW_PY_NONE	0xffff
+/* BPF reads a frame's first MW_PY_IF_READ bytes in one go: if_code,
+ * if_instr and if_previous must be 8-aligned and end within the first
+ * MW_PY_IF_PTRS, if_is_entry and if_owner lie within MW_PY_IF_READ. */
+#define MW_PY_IF_READ	80
+#define MW_PY_IF_PTRS	64
+
+struct mw_py_layout {
+	__u16 minor;		/* 3.minor */
+	/* _PyRuntime.interpreters.head -> PyInterpreterState.next,
+	 * .threads.head -> PyThreadState.next */
+	__u16 rt_interp_head, is_next, is_threads_head;
+	__u16 ts_next, ts_interp, ts_native_tid;
+	/* tstate->cframe (3.11, 3.12) then ->current_frame; or
+	 * tstate->current_frame (3.13: cf_current_frame MW_PY_NONE) */
+	__u16 ts_frame, cf_current_frame;
+	/* _PyInterpreterFrame: f_code (3.13: f_executable), prev_instr (3.13:
+	 * instr_ptr), previous; is_entry (3.11) or the entry frame follows a
+	 * shim whose owner is owned_by_cstack (3.12+) */
+	__u16 if_code, if_instr, if_previous, if_is_entry, owned_by_cstack;
+	__u16 if_owner, owned_by_gen;
+	/* PyCodeObject: co_filename, co_name, co_qualname, co_linetable in
+	 * a row from co_filename; co_code_adaptive */
+	__u16 co_filename, co_firstlineno, co_firsttraceable, co_code, codeunit;
+	/* PyObject, PyVarObject, bytes, str (PEP 393) */
+	__u16 ob_type, var_size, bytes_data;
+	__u16 str_length, str_state, str_ascii_data, str_utf8_length, str_utf8;
+	__u16 str_compact_data;
+	__u16 state_kind_mask, state_kind_shift, state_compact, state_ascii;
+};
 
 /* Where the loader found a process's interpreter (map py_runtime, by tgid).
  * epoch: a new one for each address space (exec), so that the code objects
@@ -334,6 +373,7 @@ struct mw_py_target {
 	__u64 code_type;	/* &PyCode_Type: a live code object's ob_type; 0: unknown */
 	__u32 epoch;
 	__u32 pad;
+	struct mw_py_layout lay;
 };
 #define MW_PYF_TRUNCATED	0x1	/* more frames beyond frames[MW_PY_DEPTH - 1] */
 

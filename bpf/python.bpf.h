@@ -1,20 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * python.bpf.h — the Python frames of a stacked event (--python): CPython
- * 3.11's interpreter frames of the thread, read at the event, as
- * (code object, last instruction, entry frame) triples.  The loader names
- * them (user/unwind/python.c) and the analysis merges them into the native
- * stack (callsite.c).  Off unless the loader sets want_python, and only for
- * the processes whose _PyRuntime it found (py_runtime).
+ * 3.11, 3.12 or 3.13's interpreter frames of the thread, read at the
+ * event, as (code object, last instruction, entry frame) triples.  The
+ * loader names them (user/unwind/python.c) and the analysis merges them
+ * into the native stack (callsite.c).  Off unless the loader sets
+ * want_python, and only for the processes whose _PyRuntime it found
+ * (py_runtime).
  *
- * The layout comes from python3.11-dev's headers at build time
- * (scripts/py311-offsets.c -> build/py311_offsets.h).  The walk:
+ * Where each field is comes with the process (mw_py_target.lay: the
+ * version's row of the generated user/unwind/pylayouts.c), so one program
+ * walks every version.  The walk:
  *   _PyRuntime.interpreters.head -> PyInterpreterState.threads.head ->
- *   PyThreadState.next ..., the one whose native_thread_id is this thread
- *   (as its own pid namespace numbers it); then cframe->current_frame and
+ *   PyThreadState.next ... (then the next interpreter's), the one whose
+ *   native_thread_id is this thread (as its own pid namespace numbers it);
+ *   then its current frame (3.11, 3.12: through tstate->cframe) and
  *   _PyInterpreterFrame.previous.
  * Matching on the thread id, not on the GIL holder, finds the frames of a
- * thread that released the GIL (as torch's operators do).
+ * thread that released the GIL (as torch's operators do), and those of a
+ * 3.12+ sub-interpreter with its own GIL.  An entry frame (the first one a
+ * _PyEval_EvalFrameDefault call ran) is marked by is_entry in 3.11; in
+ * 3.12+ by the shim frame that call pushes under it (owner
+ * FRAME_OWNED_BY_CSTACK), sent as a frame with code 0 (one counter for
+ * frames and loop keeps the verifier's states few).
  *
  * Bounded loops (no bpf_loop: 5.10 has none) in a global function, which
  * the verifier checks once, not at every call site.
@@ -22,11 +30,9 @@
 #ifndef MW_PYTHON_BPF_H
 #define MW_PYTHON_BPF_H
 
-#include "py311_offsets.h"
-
 const volatile bool want_python = false;
 
-#define MW_PY_THREADS	32	/* thread states looked at */
+#define MW_PY_THREADS	32	/* thread states (and interpreters) looked at */
 
 /* tgid -> its interpreter (set by the loader). */
 struct {
@@ -75,12 +81,16 @@ struct {
  * 512 bytes along a call chain (5.10's compat object reached 576 with
  * these on the stack).  py_stack's fields and py_name's are apart, as
  * py_name runs inside py_stack's loop.
+ *
+ * A frame's first MW_PY_IF_READ bytes are read in one go (memwatch.h says
+ * what the loader checks of a layout).  The offsets are the process's, so
+ * the fields are taken from buf through masks the verifier can bound.
  */
-#define PY_IF_LO	MW_PY311_IF_CODE
-#define PY_IF_SPAN	(MW_PY311_IF_OWNER + 1 - MW_PY311_IF_CODE)
+#define PY_U64_MASK	(MW_PY_IF_PTRS - 8)	/* an 8-aligned offset below MW_PY_IF_PTRS */
+#define PY_U8_MASK	0x7f
 
 struct py_tmp {
-	__u8 buf[(PY_IF_SPAN + 7) / 8 * 8];	/* py_stack: one frame's fields */
+	__u8 buf[128];		/* py_stack: one frame's first MW_PY_IF_READ bytes */
 	__u64 cur[4];		/* py_check_named: co_filename .. co_linetable */
 	struct py_code_key key;	/* py_check_named */
 	struct py_code_key nkey;	/* py_name */
@@ -104,6 +114,16 @@ static __always_inline __u64 py_read_ptr(__u64 addr)
 	return v;
 }
 
+static __always_inline __u64 py_buf_u64(const __u8 *buf, __u16 off)
+{
+	return *(const __u64 *)&buf[off & PY_U64_MASK];
+}
+
+static __always_inline __u8 py_buf_u8(const __u8 *buf, __u16 off)
+{
+	return buf[off & PY_U8_MASK];
+}
+
 /* The current thread's id in its own pid namespace (native_thread_id is
  * what gettid() said there). */
 static __always_inline __u64 py_vtid(void)
@@ -119,29 +139,25 @@ static __always_inline __u64 py_vtid(void)
 	return up.nr;
 }
 
-/* The frame fields read in one go: f_code .. is_entry/owner; and the code
- * object's, co_firstlineno .. _co_firsttraceable. */
-#if MW_PY311
-#define PY_CO_LO	MW_PY311_CO_FIRSTLINENO
-#define PY_CO_SPAN	(MW_PY311_CO_FIRSTTRACEABLE + 4 - MW_PY311_CO_FIRSTLINENO)
-#define PY_CO_U64(buf, off)	(*(__u64 *)&(buf)[(off) - PY_CO_LO])
-
 /* A str object's text: compact ASCII in place, else its cached UTF-8. */
-static __always_inline bool py_read_str(char *dst, __u32 size, __u64 obj)
+static __always_inline bool py_read_str(char *dst, __u32 size, __u64 obj,
+					const struct mw_py_layout *lay)
 {
 	__u32 state = 0;
 	__u64 utf8;
 
-	if (!obj || bpf_probe_read_user(&state, sizeof(state), (void *)(obj + MW_PY311_STR_STATE)) ||
-	    !(state & MW_PY311_STATE_COMPACT))
+	if (!obj || bpf_probe_read_user(&state, sizeof(state), (void *)(obj + lay->str_state)) ||
+	    !(state & lay->state_compact))
 		return false;
-	if (state & MW_PY311_STATE_ASCII)
-		return bpf_probe_read_user_str(dst, size, (void *)(obj + MW_PY311_STR_ASCII_DATA)) > 0;
-	utf8 = py_read_ptr(obj + MW_PY311_STR_UTF8);
+	if (state & lay->state_ascii)
+		return bpf_probe_read_user_str(dst, size, (void *)(obj + lay->str_ascii_data)) > 0;
+	utf8 = py_read_ptr(obj + lay->str_utf8);
 	return utf8 && bpf_probe_read_user_str(dst, size, (void *)utf8) > 0;
 }
 
-/* Name code object 'code' of process tgid: an MW_REC_PYCODE record. */
+/* Name code object 'code' of process tgid, whose co_filename ..
+ * co_linetable py_check_named() has just read into tmp->cur: an
+ * MW_REC_PYCODE record. */
 __noinline int py_name(__u32 tgid, __u32 epoch, __u64 code)
 {
 	struct mw_pycode_rec *rec;
@@ -149,51 +165,52 @@ __noinline int py_name(__u32 tgid, __u32 epoch, __u64 code)
 	struct mw_proc *p = proc_lookup(tgid);
 	struct mw_py_target *rt = bpf_map_lookup_elem(&py_runtime, &tgid);
 	struct py_tmp *tmp = bpf_map_lookup_elem(&py_tmp_map, &zero);
+	const struct mw_py_layout *lay;
 	__u64 tab, len;
-	__u8 *co;
 
 	rec = bpf_map_lookup_elem(&py_code_scratch, &zero);
 	if (!rec || !p || !rt || !tmp)
 		return 0;
+	lay = &rt->lay;
 	tmp->nkey.tgid = tgid;
 	tmp->nkey.epoch = epoch;
 	tmp->nkey.code = code;
 	tmp->ob_type = 0;
 	/* A frame torn down under us can point at a freed object whose memory
-	 * now holds something else: name only what is still a code object
-	 * (the loader's fill-in checks the same). */
+	 * now holds something else, and 3.13's f_executable need not be
+	 * code: name only what is a code object (the loader's fill-in checks
+	 * the same). */
 	if (rt->code_type &&
 	    (bpf_probe_read_user(&tmp->ob_type, sizeof(tmp->ob_type),
-				 (void *)(code + MW_PY311_OB_TYPE)) ||
+				 (void *)(code + lay->ob_type)) ||
 	     tmp->ob_type != rt->code_type))
 		return 0;
-	/* The code object's fields, through the table's space. */
-	co = rec->linetable;
-	if (bpf_probe_read_user(co, PY_CO_SPAN, (void *)(code + PY_CO_LO)))
+	tmp->names.filename = tmp->cur[0];
+	tmp->names.qualname = tmp->cur[2];
+	tmp->names.linetable = tmp->cur[3];
+	if (bpf_probe_read_user(&rec->firstlineno, sizeof(rec->firstlineno),
+				(void *)(code + lay->co_firstlineno)) ||
+	    bpf_probe_read_user(&rec->firsttraceable, sizeof(rec->firsttraceable),
+				(void *)(code + lay->co_firsttraceable)))
 		return 0;
-	tmp->names.filename = PY_CO_U64(co, MW_PY311_CO_FILENAME);
-	tmp->names.qualname = PY_CO_U64(co, MW_PY311_CO_QUALNAME);
-	tmp->names.linetable = PY_CO_U64(co, MW_PY311_CO_LINETABLE);
-	rec->firstlineno = *(__s32 *)&co[MW_PY311_CO_FIRSTLINENO - PY_CO_LO];
-	rec->firsttraceable = *(__u32 *)&co[MW_PY311_CO_FIRSTTRACEABLE - PY_CO_LO];
 	rec->code = code;
-	rec->code_start = code + MW_PY311_CO_CODE;
+	rec->code_start = code + lay->co_code;
 	rec->flags = 0;
 	rec->pad = 0;
-	if (!py_read_str(rec->qualname, sizeof(rec->qualname), tmp->names.qualname)) {
+	if (!py_read_str(rec->qualname, sizeof(rec->qualname), tmp->names.qualname, lay)) {
 		rec->qualname[0] = 0;
 		rec->flags |= MW_PYC_NAME_MISSING;
 	}
-	if (!py_read_str(rec->filename, sizeof(rec->filename), tmp->names.filename)) {
+	if (!py_read_str(rec->filename, sizeof(rec->filename), tmp->names.filename, lay)) {
 		rec->filename[0] = 0;
 		rec->flags |= MW_PYC_FILE_MISSING;
 	}
-	len = py_read_ptr(tmp->names.linetable ? tmp->names.linetable + MW_PY311_VAR_SIZE : 0);
+	len = py_read_ptr(tmp->names.linetable ? tmp->names.linetable + lay->var_size : 0);
 	if (len > MW_PY_TABLE_LEN) {
 		len = MW_PY_TABLE_LEN;
 		rec->flags |= MW_PYC_TABLE_CUT;
 	}
-	tab = tmp->names.linetable + MW_PY311_BYTES_DATA;
+	tab = tmp->names.linetable + lay->bytes_data;
 	barrier_var(len);
 	if (len > MW_PY_TABLE_LEN)
 		len = MW_PY_TABLE_LEN;
@@ -211,12 +228,12 @@ __noinline int py_name(__u32 tgid, __u32 epoch, __u64 code)
 /* Name the frame's code object unless named already: one read of its
  * name pointers and a lookup. */
 static __always_inline void py_check_named(struct py_tmp *tmp, __u32 tgid, __u32 epoch,
-					   __u64 code)
+					   __u64 code, const struct mw_py_layout *lay)
 {
 	struct py_code_names *seen;
 
 	if (!code || bpf_probe_read_user(tmp->cur, sizeof(tmp->cur),
-					 (void *)(code + MW_PY311_CO_FILENAME)))
+					 (void *)(code + lay->co_filename)))
 		return;
 	tmp->key.tgid = tgid;
 	tmp->key.epoch = epoch;
@@ -227,7 +244,28 @@ static __always_inline void py_check_named(struct py_tmp *tmp, __u32 tgid, __u32
 		return;
 	py_name(tgid, epoch, code);
 }
-#endif
+
+/* The thread state of this thread: among the first MW_PY_THREADS of all
+ * interpreters; 0 if none. */
+static __always_inline __u64 py_tstate(const struct mw_py_target *rt)
+{
+	const struct mw_py_layout *lay = &rt->lay;
+	__u64 interp = py_read_ptr(rt->runtime + lay->rt_interp_head);
+	__u64 ts = py_read_ptr(interp ? interp + lay->is_threads_head : 0);
+	__u64 tid = py_vtid();
+
+	for (int i = 0; i < MW_PY_THREADS && interp; i++) {
+		if (!ts) {
+			interp = py_read_ptr(interp + lay->is_next);
+			ts = py_read_ptr(interp ? interp + lay->is_threads_head : 0);
+			continue;
+		}
+		if (py_read_ptr(ts + lay->ts_native_tid) == tid)
+			return ts;
+		ts = py_read_ptr(ts + lay->ts_next);
+	}
+	return 0;
+}
 
 /*
  * Emit the Python frames of the current thread, ahead of its stack record
@@ -237,12 +275,12 @@ static __always_inline void py_check_named(struct py_tmp *tmp, __u32 tgid, __u32
  */
 __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 {
-#if MW_PY311
 	__u32 zero = 0;
 	struct mw_py_rec *rec;
 	struct mw_proc *p;
 	struct mw_py_target *rt;
-	__u64 interp, ts, frame, tid;
+	const struct mw_py_layout *lay;
+	__u64 ts, frame;
 	struct py_tmp *tmp;
 	__u8 *buf;
 	__u32 n = 0;
@@ -257,35 +295,38 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 	p = proc_lookup(tgid);
 	if (!rec || !p || !tmp)
 		return 0;
+	lay = &rt->lay;
 	buf = tmp->buf;
-	interp = py_read_ptr(rt->runtime + MW_PY311_RT_INTERP_HEAD);
-	ts = py_read_ptr(interp ? interp + MW_PY311_IS_THREADS_HEAD : 0);
-	tid = py_vtid();
-	for (int i = 0; i < MW_PY_THREADS && ts; i++) {
-		if (py_read_ptr(ts + MW_PY311_TS_NATIVE_TID) == tid)
-			break;
-		ts = py_read_ptr(ts + MW_PY311_TS_NEXT);
-	}
+	ts = py_tstate(rt);
 	if (!ts)
 		return 0;
-	frame = py_read_ptr(py_read_ptr(ts + MW_PY311_TS_CFRAME) +
-			    MW_PY311_CF_CURRENT_FRAME);
+	frame = py_read_ptr(ts + lay->ts_frame);
+	if (lay->cf_current_frame != MW_PY_NONE)
+		frame = py_read_ptr(frame ? frame + lay->cf_current_frame : 0);
 	rec->entry_mask = 0;
 	rec->flags = 0;
 	for (int i = 0; i < MW_PY_DEPTH; i++) {
+		__u64 code;
+
 		if (!frame)
 			break;
-		if (bpf_probe_read_user(buf, PY_IF_SPAN, (void *)(frame + PY_IF_LO)))
+		if (bpf_probe_read_user(buf, MW_PY_IF_READ, (void *)frame))
 			break;
-		rec->frames[i].code = *(__u64 *)&buf[MW_PY311_IF_CODE - PY_IF_LO];
-		rec->frames[i].instr = *(__u64 *)&buf[MW_PY311_IF_PREV_INSTR - PY_IF_LO];
-		if (buf[MW_PY311_IF_IS_ENTRY - PY_IF_LO])
+		code = py_buf_u64(buf, lay->if_code);
+		/* 3.12+'s shim under an entry frame: code 0 (memwatch.h). */
+		if (lay->owned_by_cstack != MW_PY_NONE &&
+		    py_buf_u8(buf, lay->if_owner) == lay->owned_by_cstack)
+			code = 0;
+		rec->frames[i].code = code;
+		rec->frames[i].instr = py_buf_u64(buf, lay->if_instr);
+		if (lay->if_is_entry != MW_PY_NONE && py_buf_u8(buf, lay->if_is_entry))
 			rec->entry_mask |= 1ULL << i;
-		frame = *(__u64 *)&buf[MW_PY311_IF_PREVIOUS - PY_IF_LO];
+		frame = py_buf_u64(buf, lay->if_previous);
 		n = i + 1;
-		py_check_named(tmp, tgid, rt->epoch, rec->frames[i].code);
+		if (code)
+			py_check_named(tmp, tgid, rt->epoch, code, lay);
 	}
-	if (frame && n == MW_PY_DEPTH)
+	if (frame)
 		rec->flags |= MW_PYF_TRUNCATED;
 	if (!n)
 		return 0;
@@ -297,7 +338,6 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 	emit(p, rec, offsetof(struct mw_py_rec, frames) +
 		     (n & (MW_PY_DEPTH - 1)) * sizeof(rec->frames[0]) +
 		     (n >= MW_PY_DEPTH ? MW_PY_DEPTH * sizeof(rec->frames[0]) : 0));
-#endif
 	return 0;
 }
 

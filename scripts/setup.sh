@@ -31,7 +31,7 @@ pkgs=(
 	libdw-dev			# --stacks: symbols, line numbers, CFI (elfutils)
 	libmicrohttpd-dev		# --listen: the metrics endpoint's HTTP server
 	libbsd-dev			# <bsd/sys/tree.h>: the mapping table's red-black tree
-	python3.11-dev			# --python: CPython 3.11's internal headers (scripts/py311-offsets.c)
+	python3.11-dev			# --python: 3.11's headers check its row of user/unwind/pylayouts.c
 	binutils			# tests: nm, strip (stacks-stripped)
 	valgrind			# make regress: callgrind instruction counts
 	systemtap-sdt-dev		# <sys/sdt.h>: USDT markers in workloads

@@ -118,11 +118,13 @@ static void feed_sym(void *ctx, const struct mw_srec *r)
 /* Is the process a CPython memwatch knows?  Then its BPF walk starts. */
 void python_find(struct session *s)
 {
-	uint64_t rt = python_detect(s->py);
+	struct mw_py_target t;
 	int err;
 
-	if (rt && (err = capture_python_set(s->cap, s->root->pid, rt, python_code_type(s->py),
-						 s->py_epoch)))
+	if (!python_detect(s->py) || !python_target(s->py, &t))
+		return;
+	t.epoch = s->py_epoch;
+	if ((err = capture_python_set(s->cap, s->root->pid, &t)))
 		mw_dbg("python: cannot set PID %d's runtime: %s", s->root->pid, strerror(-err));
 }
 
@@ -277,7 +279,7 @@ void sink(void *ctx, const struct mw_srec *in)
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && t->s->py && root) {
 		/* The old interpreter is gone; a new one is looked for. */
 		python_reset(t->s->py);
-		capture_python_set(t->s->cap, t->pid, 0, 0, 0);
+		capture_python_set(t->s->cap, t->pid, NULL);
 		t->s->py_epoch++;
 		python_find(t->s);
 	}

@@ -853,17 +853,16 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 	return 0;
 }
 
-/* --python: where pid's _PyRuntime is (bpf/python.bpf.h), 0: forget it. */
-int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint64_t code_type,
-		       uint32_t epoch)
+/* --python: pid's interpreter, its _PyRuntime and layout (bpf/python.bpf.h);
+ * NULL: forget it. */
+int capture_python_set(struct mw_capture *c, pid_t pid, const struct mw_py_target *t)
 {
-	struct mw_py_target t = { .runtime = runtime, .code_type = code_type, .epoch = epoch };
 	__u32 key = (__u32)pid;
 	int fd = bpf_map__fd(c->skel->maps.py_runtime);
 
-	if (!runtime)
+	if (!t)
 		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &key, &t, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(fd, &key, t, BPF_ANY) ? -errno : 0;
 }
 
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init)

@@ -72,10 +72,10 @@ int capture_proc_read(struct mw_capture *c, pid_t pid, struct mw_proc *out);
 /* An fd that becomes readable when records are waiting. */
 int capture_fd(struct mw_capture *c);
 
-/* --python: pid's _PyRuntime address, for the BPF walk, and a number new
- * for each of its address spaces; runtime 0 forgets it. */
-int capture_python_set(struct mw_capture *c, pid_t pid, uint64_t runtime, uint64_t code_type,
-		       uint32_t epoch);
+/* --python: where pid's interpreter is and how its version is laid out,
+ * for the BPF walk, with a number new for each of its address spaces;
+ * NULL forgets it. */
+int capture_python_set(struct mw_capture *c, pid_t pid, const struct mw_py_target *t);
 /* Host-wide: start tracing pid with these totals (from /proc). */
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init);
 /* Host-wide: every entry now, into *out (caller frees); count or -errno. */

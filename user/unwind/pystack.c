@@ -133,10 +133,12 @@ size_t pystacks_take(struct mw_pystacks *ps, const struct mw_rec_hdr *h, uint32_
 		return 0;
 	*truncated = r->flags & MW_PYF_TRUNCATED;
 	for (size_t i = 0; i < r->nr && n < max; i++) {
-		bool entry = r->entry_mask & (1ULL << i);
+		/* 3.12+: a shim (code 0) ends the segment of the frame before. */
+		bool shim = !r->frames[i].code;
+		bool entry = shim || (r->entry_mask & (1ULL << i));
 		uint32_t idx;
 
-		if (idmap_get(&ps->by_code, r->frames[i].code, &idx)) {
+		if (!shim && idmap_get(&ps->by_code, r->frames[i].code, &idx)) {
 			const struct mw_pycode_ent *e = &ps->codes[idx];
 			long off = (long)(r->frames[i].instr - e->code_start);
 

@@ -4,12 +4,16 @@
  * runs, and the names of its code objects.
  *
  * The interpreter: a mapped file named python* or libpython* whose ELF
- * symbols have _PyRuntime (Debian's python3.11 exports it from the
- * executable, a --enable-shared build from libpython3.11.so).  Its version
- * is Py_Version (3.11 exports the PY_VERSION_HEX it was built as); a
- * Py_DEBUG build (_Py_RefTotal) has another object layout.  With the
- * interpreter running, the thread list is checked too: the first thread's
- * interp must point back to the interpreter.
+ * symbols have _PyRuntime (Debian's python3 exports it from the
+ * executable, a --enable-shared build from libpython3.X.so).  Its version
+ * is Py_Version (3.11+ export the PY_VERSION_HEX they were built as), read
+ * from the process, and picks the layout (pylayouts.c): the version of the
+ * interpreter, not of the Python memwatch was built beside.  A Py_DEBUG
+ * build (_Py_RefTotal, 3.12+'s _Py_GetGlobalRefTotal) and a free-threaded
+ * one (3.13t: _Py_MergeZeroLocalRefcount) lay their objects out otherwise
+ * and are refused.  With the interpreter running, the thread list is
+ * checked too: the first thread's interp must point back to the
+ * interpreter.
  *
  * Code objects are named by BPF at the event (bpf/python.bpf.h: an
  * interpreter shutting down frees them within milliseconds, long before a
@@ -31,8 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "py311_offsets.h"
 #include "stream.h"
+#include "unwind/pylayouts.h"
 #include "unwind/python.h"
 #include "util.h"
 
@@ -43,6 +47,7 @@ struct mw_python {
 	pid_t pid;
 	uint64_t runtime;	/* _PyRuntime, 0: none found (yet) */
 	uint64_t code_type;	/* PyCode_Type: what a live code object's ob_type is */
+	const struct mw_py_layout *lay;	/* its version's */
 	bool off;		/* an interpreter memwatch does not know */
 	bool reported;		/* runtime handed out */
 	uint64_t codes_read, codes_gone, ns, stacks;
@@ -59,6 +64,7 @@ struct mw_python *python_new(pid_t pid)
 void python_reset(struct mw_python *py)
 {
 	py->runtime = py->code_type = 0;
+	py->lay = NULL;
 	py->off = py->reported = false;
 }
 
@@ -70,9 +76,20 @@ void python_free(struct mw_python *py)
 	free(py);
 }
 
-uint64_t python_code_type(const struct mw_python *py)
+bool python_target(const struct mw_python *py, struct mw_py_target *t)
 {
-	return py->code_type;
+	if (!py->runtime || !py->lay)
+		return false;
+	memset(t, 0, sizeof(*t));
+	t->runtime = py->runtime;
+	t->code_type = py->code_type;
+	t->lay = *py->lay;
+	return true;
+}
+
+unsigned int python_minor(const struct mw_python *py)
+{
+	return py->lay ? py->lay->minor : 0;
 }
 
 bool python_settled(const struct mw_python *py)
@@ -125,7 +142,8 @@ static uint64_t mem_u64(pid_t pid, uint64_t addr)
 
 struct elf_syms {
 	uint64_t runtime, version, code_type;	/* st_value, 0: absent */
-	bool debug;			/* _Py_RefTotal: a Py_DEBUG build */
+	bool debug;			/* a Py_DEBUG build */
+	bool nogil;			/* a free-threaded build (Py_GIL_DISABLED) */
 	uint64_t load_base;		/* p_vaddr - p_offset of the first PT_LOAD */
 	bool have_load;
 };
@@ -155,8 +173,11 @@ static void scan_symtab(Elf *elf, struct elf_syms *out)
 				out->version = sym.st_value;
 			else if (!strcmp(name, "PyCode_Type"))
 				out->code_type = sym.st_value;
-			else if (!strcmp(name, "_Py_RefTotal"))
+			else if (!strcmp(name, "_Py_RefTotal") ||
+				 !strcmp(name, "_Py_GetGlobalRefTotal"))
 				out->debug = true;
+			else if (!strcmp(name, "_Py_MergeZeroLocalRefcount"))
+				out->nogil = true;
 		}
 		if (out->runtime && out->code_type && sh.sh_type == SHT_DYNSYM)
 			break;	/* the exported one is enough */
@@ -226,28 +247,57 @@ static void say_off(struct mw_python *py, const char *path, const char *why)
 	mw_err("Python frames are off for PID %d: %s %s; native frames only", py->pid, path, why);
 }
 
-/* Is the interpreter at runtime laid out as build/py311_offsets.h says?
- * Before Py_Initialize() there is nothing to check yet. */
-static bool layout_ok(pid_t pid, uint64_t runtime)
+/* The row of the generated table for 3.minor, if it is one BPF can walk
+ * (memwatch.h: MW_PY_IF_READ). */
+const struct mw_py_layout *python_layout(unsigned int minor)
 {
-#if MW_PY311
-	uint64_t interp = mem_u64(pid, runtime + MW_PY311_RT_INTERP_HEAD), ts;
+	for (size_t i = 0; i < mw_py_nlayouts; i++) {
+		const struct mw_py_layout *l = &mw_py_layouts[i];
+
+		if (l->minor != minor)
+			continue;
+		if (l->if_code % 8 || l->if_code + 8 > MW_PY_IF_PTRS || l->if_instr % 8 ||
+		    l->if_instr + 8 > MW_PY_IF_PTRS || l->if_previous % 8 ||
+		    l->if_previous + 8 > MW_PY_IF_PTRS || l->if_owner >= MW_PY_IF_READ ||
+		    (l->if_is_entry != MW_PY_NONE && l->if_is_entry >= MW_PY_IF_READ))
+			return NULL;
+		return l;
+	}
+	return NULL;
+}
+
+/* "3.11, 3.12, 3.13": the versions of the table. */
+static const char *known_versions(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < mw_py_nlayouts && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s3.%u", i ? ", " : "",
+				      mw_py_layouts[i].minor);
+	return buf;
+}
+
+/* Is the interpreter at runtime laid out as its version's row says?
+ * Before Py_Initialize() there is nothing to check yet. */
+static bool layout_ok(pid_t pid, uint64_t runtime, const struct mw_py_layout *lay)
+{
+	uint64_t interp = mem_u64(pid, runtime + lay->rt_interp_head), ts;
 
 	if (!interp)
 		return true;
-	ts = mem_u64(pid, interp + MW_PY311_IS_THREADS_HEAD);
-	return !ts || mem_u64(pid, ts + MW_PY311_TS_INTERP) == interp;
-#else
-	return false;
-#endif
+	ts = mem_u64(pid, interp + lay->is_threads_head);
+	return !ts || mem_u64(pid, ts + lay->ts_interp) == interp;
 }
 
 /* One candidate file: 1 found (py->runtime set, or py->off), 0 not Python. */
 static int try_file(struct mw_python *py, const char *path, uint64_t start, uint64_t off)
 {
+	const struct mw_py_layout *lay;
 	struct elf_syms es;
-	char why[160], vbuf[16];
+	char why[200], vbuf[16], known[64];
 	uint64_t bias, ver = 0;
+	unsigned int major, minor;
 	const char *nv;
 
 	if (elf_syms_of(py->pid, path, &es) || !es.runtime || !es.have_load)
@@ -255,21 +305,24 @@ static int try_file(struct mw_python *py, const char *path, uint64_t start, uint
 	bias = start - off - es.load_base;
 	if (es.version)
 		ver = mem_u64(py->pid, bias + es.version);
-	if (!MW_PY311) {
-		say_off(py, path, "was found, but memwatch was built without python3.11-dev");
+	known_versions(known, sizeof(known));
+	if (!es.version || !ver) {
+		nv = name_version(path, vbuf, sizeof(vbuf));
+		snprintf(why, sizeof(why), "is CPython %s: memwatch knows %s",
+			 nv ? nv : "of an unknown version", known);
+		say_off(py, path, why);
 		return 1;
 	}
-	if (es.version && ver) {
-		if ((ver >> 16) != (MW_PY311_VERSION_HEX >> 16)) {
-			snprintf(why, sizeof(why), "is CPython %u.%u, not 3.11",
-				 (unsigned)(ver >> 24), (unsigned)((ver >> 16) & 0xff));
-			say_off(py, path, why);
-			return 1;
-		}
-	} else {
-		nv = name_version(path, vbuf, sizeof(vbuf));
-		snprintf(why, sizeof(why), "is CPython %s, not 3.11",
-			 nv ? nv : "of an unknown version");
+	major = (unsigned)(ver >> 24);
+	minor = (unsigned)((ver >> 16) & 0xff);
+	if (es.nogil) {
+		snprintf(why, sizeof(why), "is a free-threaded CPython %u.%u (its objects are laid "
+			 "out otherwise): memwatch knows %s with the GIL", major, minor, known);
+		say_off(py, path, why);
+		return 1;
+	}
+	if (major != 3 || !(lay = python_layout(minor))) {
+		snprintf(why, sizeof(why), "is CPython %u.%u: memwatch knows %s", major, minor, known);
 		say_off(py, path, why);
 		return 1;
 	}
@@ -277,18 +330,18 @@ static int try_file(struct mw_python *py, const char *path, uint64_t start, uint
 		say_off(py, path, "is a debug build (Py_DEBUG): its objects are laid out otherwise");
 		return 1;
 	}
-	if (!layout_ok(py->pid, bias + es.runtime)) {
+	if (!layout_ok(py->pid, bias + es.runtime, lay)) {
 		snprintf(why, sizeof(why), "is CPython %u.%u.%u but its thread states are not "
-			 "where 3.11.2's headers put them", (unsigned)(ver >> 24),
-			 (unsigned)((ver >> 16) & 0xff), (unsigned)((ver >> 8) & 0xff));
+			 "where 3.%u's headers put them", major, minor, (unsigned)((ver >> 8) & 0xff),
+			 minor);
 		say_off(py, path, why);
 		return 1;
 	}
 	py->runtime = bias + es.runtime;
 	py->code_type = es.code_type ? bias + es.code_type : 0;
+	py->lay = lay;
 	mw_dbg("python: PID %d runs %s, CPython %u.%u.%u, _PyRuntime at 0x%llx", py->pid, path,
-	       (unsigned)(ver >> 24), (unsigned)((ver >> 16) & 0xff), (unsigned)((ver >> 8) & 0xff),
-	       (unsigned long long)py->runtime);
+	       major, minor, (unsigned)((ver >> 8) & 0xff), (unsigned long long)py->runtime);
 	return 1;
 }
 
@@ -327,36 +380,35 @@ uint64_t python_detect(struct mw_python *py)
 
 /* ---- code objects -------------------------------------------------------- */
 
-#if MW_PY311
 /* A str object as UTF-8, into out (size MAX_STR); its length, -1: unreadable. */
-static int read_str(pid_t pid, uint64_t obj, char *out)
+static int read_str(pid_t pid, uint64_t obj, char *out, const struct mw_py_layout *lay)
 {
-	uint8_t hdr[MW_PY311_STR_COMPACT_DATA];
+	uint8_t hdr[256];
 	uint64_t len, utf8;
 	uint32_t state, kind;
 	uint8_t raw[MAX_STR * 4];
 	size_t n = 0;
 
-	if (mem_read(pid, obj, hdr, sizeof(hdr)))
+	if (lay->str_compact_data > sizeof(hdr) || mem_read(pid, obj, hdr, lay->str_compact_data))
 		return -1;
-	memcpy(&len, hdr + MW_PY311_STR_LENGTH, sizeof(len));
-	memcpy(&state, hdr + MW_PY311_STR_STATE, sizeof(state));
-	if (!(state & MW_PY311_STATE_COMPACT))
+	memcpy(&len, hdr + lay->str_length, sizeof(len));
+	memcpy(&state, hdr + lay->str_state, sizeof(state));
+	if (!(state & lay->state_compact))
 		return -1;	/* legacy strings: not made by the compiler */
-	kind = (state & MW_PY311_STATE_KIND_MASK) >> MW_PY311_STATE_KIND_SHIFT;
+	kind = (state & lay->state_kind_mask) >> lay->state_kind_shift;
 	if (len > MAX_STR - 1)
 		len = MAX_STR - 1;
-	if (state & MW_PY311_STATE_ASCII) {
-		if (mem_read(pid, obj + MW_PY311_STR_ASCII_DATA, out, len))
+	if (state & lay->state_ascii) {
+		if (mem_read(pid, obj + lay->str_ascii_data, out, len))
 			return -1;
 		out[len] = 0;
 		return (int)len;
 	}
-	memcpy(&utf8, hdr + MW_PY311_STR_UTF8, sizeof(utf8));
+	memcpy(&utf8, hdr + lay->str_utf8, sizeof(utf8));
 	if (utf8) {
 		uint64_t ulen;
 
-		memcpy(&ulen, hdr + MW_PY311_STR_UTF8_LENGTH, sizeof(ulen));
+		memcpy(&ulen, hdr + lay->str_utf8_length, sizeof(ulen));
 		ulen = MW_MIN(ulen, (uint64_t)MAX_STR - 1);
 		if (mem_read(pid, utf8, out, ulen))
 			return -1;
@@ -365,7 +417,7 @@ static int read_str(pid_t pid, uint64_t obj, char *out)
 	}
 	if (kind != 1 && kind != 2 && kind != 4)
 		return -1;
-	if (mem_read(pid, obj + MW_PY311_STR_COMPACT_DATA, raw, len * kind))
+	if (mem_read(pid, obj + lay->str_compact_data, raw, len * kind))
 		return -1;
 	/* UCS1/2/4 to UTF-8, as far as it fits. */
 	for (size_t i = 0; i < len; i++) {
@@ -401,7 +453,7 @@ static int read_str(pid_t pid, uint64_t obj, char *out)
 	return (int)n;
 }
 
-#define CO_HDR	MW_PY311_CO_CODE	/* the fields before the code itself */
+#define CO_HDR	512	/* the code object's fields before its code, at most */
 
 static uint64_t field_u64(const uint8_t *co, size_t off)
 {
@@ -422,13 +474,14 @@ static int32_t field_i32(const uint8_t *co, size_t off)
 static void send_code(struct mw_python *py, uint64_t code, const uint8_t *co,
 		      mw_sink_fn sink, void *ctx)
 {
-	uint64_t tab = field_u64(co, MW_PY311_CO_LINETABLE), tlen;
+	const struct mw_py_layout *lay = py->lay;
+	uint64_t tab = field_u64(co, lay->co_filename + 24u), tlen;
 	struct mw_pycode pc = {
 		.pid = (uint32_t)py->pid,
-		.firstlineno = field_i32(co, MW_PY311_CO_FIRSTLINENO),
+		.firstlineno = field_i32(co, lay->co_firstlineno),
 		.code = code,
-		.code_start = code + MW_PY311_CO_CODE,
-		.firsttraceable = (uint32_t)field_i32(co, MW_PY311_CO_FIRSTTRACEABLE),
+		.code_start = code + lay->co_code,
+		.firsttraceable = (uint32_t)field_i32(co, lay->co_firsttraceable),
 	};
 	char qual[MAX_STR], fname[MAX_STR];
 	uint8_t *buf;
@@ -437,15 +490,15 @@ static void send_code(struct mw_python *py, uint64_t code, const uint8_t *co,
 
 	/* Not a code object any more (freed before this read): sent without
 	 * names, shown as such. */
-	if (py->code_type && field_u64(co, MW_PY311_OB_TYPE) != py->code_type) {
+	if (py->code_type && field_u64(co, lay->ob_type) != py->code_type) {
 		nq = nf = -1;
 		tab = 0;
 		py->codes_gone++;
 	} else {
-		nq = read_str(py->pid, field_u64(co, MW_PY311_CO_QUALNAME), qual);
-		nf = read_str(py->pid, field_u64(co, MW_PY311_CO_FILENAME), fname);
+		nq = read_str(py->pid, field_u64(co, lay->co_filename + 16u), qual, lay);
+		nf = read_str(py->pid, field_u64(co, lay->co_filename), fname, lay);
 	}
-	tlen = tab ? mem_u64(py->pid, tab + MW_PY311_VAR_SIZE) : 0;
+	tlen = tab ? mem_u64(py->pid, tab + lay->var_size) : 0;
 	if (tlen > MAX_LINETABLE)
 		tlen = 0;
 	pc.qualname_len = nq >= 0 ? (uint16_t)(nq + 1) : 0;
@@ -453,7 +506,7 @@ static void send_code(struct mw_python *py, uint64_t code, const uint8_t *co,
 	pc.linetable_len = (uint32_t)tlen;
 	len = sizeof(pc) + tlen + pc.qualname_len + pc.file_len;
 	buf = mw_xcalloc(1, len);
-	if (tlen && mem_read(py->pid, tab + MW_PY311_BYTES_DATA, buf + sizeof(pc), tlen)) {
+	if (tlen && mem_read(py->pid, tab + lay->bytes_data, buf + sizeof(pc), tlen)) {
 		pc.linetable_len = 0;
 		len -= tlen;
 		tlen = 0;
@@ -467,28 +520,24 @@ static void send_code(struct mw_python *py, uint64_t code, const uint8_t *co,
 	free(buf);
 	py->codes_read++;
 }
-#endif
 
 void python_fill(struct mw_python *py, const struct mw_pycode_rec *rec, size_t len,
 		  mw_sink_fn sink, void *ctx)
 {
-#if MW_PY311
 	uint8_t co[CO_HDR];
 	struct timespec t0, t1;
 
-	if (len < offsetof(struct mw_pycode_rec, linetable) ||
+	if (!py->lay || py->lay->co_code > sizeof(co) ||
+	    len < offsetof(struct mw_pycode_rec, linetable) ||
 	    !(rec->flags & (MW_PYC_NAME_MISSING | MW_PYC_FILE_MISSING | MW_PYC_TABLE_CUT)))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* Only if it is still that code object: the same first line. */
-	if (!mem_read(py->pid, rec->code, co, sizeof(co)) &&
-	    field_i32(co, MW_PY311_CO_FIRSTLINENO) == rec->firstlineno)
+	if (!mem_read(py->pid, rec->code, co, py->lay->co_code) &&
+	    field_i32(co, py->lay->co_firstlineno) == rec->firstlineno)
 		send_code(py, rec->code, co, sink, ctx);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	py->ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
 		  (uint64_t)t0.tv_nsec;
 	py->stacks++;
-#else
-	(void)py, (void)rec, (void)len, (void)sink, (void)ctx;
-#endif
 }

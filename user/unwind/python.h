@@ -2,10 +2,10 @@
 /*
  * python.h — CPython frames for --stacks (--python), on the capture side:
  * find the traced process's interpreter (_PyRuntime in the python binary or
- * libpython, from its ELF symbols and /proc/PID/maps), tell whether its
- * layout is the one memwatch was built for (CPython 3.11, build/
- * py311_offsets.h), and read what BPF could not copy of a code object
- * through /proc/PID/mem while the process is alive (MW_S_PYCODE records).
+ * libpython, from its ELF symbols and /proc/PID/maps), pick its version's
+ * layout (CPython 3.11 to 3.13: pylayouts.h), and read what BPF could not
+ * copy of a code object through /proc/PID/mem while the process is alive
+ * (MW_S_PYCODE records).
  */
 #ifndef MW_UNWIND_PYTHON_H
 #define MW_UNWIND_PYTHON_H
@@ -32,11 +32,16 @@ void python_reset(struct mw_python *py);
  * said once on stderr, and not looked for again until python_reset().
  */
 uint64_t python_detect(struct mw_python *py);
-/* &PyCode_Type in the process, once python_detect() found it; 0: unknown. */
-uint64_t python_code_type(const struct mw_python *py);
+/* What BPF's walk needs (epoch left 0), once python_detect() found it. */
+bool python_target(const struct mw_python *py, struct mw_py_target *t);
+/* The interpreter's 3.minor, once found; 0 before. */
+unsigned int python_minor(const struct mw_python *py);
+/* The layout of CPython 3.minor, NULL if memwatch does not know it or
+ * BPF could not walk it. */
+const struct mw_py_layout *python_layout(unsigned int minor);
 /* Found, or given up on, until the next exec. */
 bool python_settled(const struct mw_python *py);
-/* Might a mapping of this file hold an interpreter (python3.11, libpython)? */
+/* Might a mapping of this file hold an interpreter (python3.X, libpython)? */
 bool python_path_candidate(const char *path);
 
 /* After an MW_REC_PYCODE record: what BPF could not copy of it (names,

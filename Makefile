@@ -25,6 +25,9 @@
 #                   dpkg -x root), make install/uninstall, bash completion
 #   make test-systemd  the packaged unit under systemd as PID 1, in a 6.1
 #                   guest (tests/package/systemd; root, a few minutes)
+#   make test-debian13  on Debian 13's userland: a trixie root (debootstrap),
+#                   the tree built, unit-tested and packaged there (lintian),
+#                   Python 3.13 traced (tests/debian13/run; root, minutes)
 #
 # Every object is built with -MMD, so a change to a header (bpf/memwatch.h is
 # shared by both sides) rebuilds exactly what includes it.
@@ -108,7 +111,7 @@ WORKLOAD_CXX  := $(patsubst tests/workloads/%.cc,$(BUILD)/workloads/%,$(wildcard
 WORKLOAD_LIBS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 
 .PHONY: all clean test unit e2e demo vmlinux workloads test-asan fuzz regress bench-floor \
-	test-kernels install uninstall deb test-package test-systemd FORCE
+	test-kernels install uninstall deb test-package test-systemd test-debian13 FORCE
 all: memwatch workloads
 # A cross build's tests run elsewhere (an arm64 guest): build them too.
 ifneq ($(ARCH),$(HOST_ARCH))
@@ -321,6 +324,12 @@ test-package: memwatch workloads deb
 # the journal, systemd-analyze security, kill -9 and the restart.
 test-systemd: deb
 	@tests/package/systemd
+
+# Debian 13's userland: a trixie root (debootstrap, cached in
+# build/trixie-root), the tree built and unit-tested there with its own
+# compilers and libraries, the .deb and lintian, Python 3.13's frames.
+test-debian13:
+	@tests/debian13/run
 
 demo: memwatch workloads
 	$(IN_GUEST) ./memwatch -- $(BUILD)/workloads/demo

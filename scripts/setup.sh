@@ -32,6 +32,7 @@ pkgs=(
 	libmicrohttpd-dev		# --listen: the metrics endpoint's HTTP server
 	libbsd-dev			# <bsd/sys/tree.h>: the mapping table's red-black tree
 	python3.11-dev			# --python: 3.11's headers check its row of user/unwind/pylayouts.c
+	debootstrap			# tests/debian13: the Debian 13 root (build, package, Python 3.13)
 	binutils			# tests: nm, strip (stacks-stripped)
 	valgrind			# make regress: callgrind instruction counts
 	systemtap-sdt-dev		# <sys/sdt.h>: USDT markers in workloads

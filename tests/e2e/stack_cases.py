@@ -16,6 +16,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2eutil import check_refused, degraded, smaps_vmas, torch_wanted  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 MIB = 1 << 20
 FOLDED_LINE = re.compile(r"^[^;\n]+(;[^;\n]+)* \d+$")
 
@@ -292,6 +294,50 @@ def check_mntns(c, mw, wl, d):
             f"({win.get('stack', [])[:3]})")
 
 
+def check_debian13(c, mw, d):
+    """A process in the Debian 13 root (tests/debian13: build/trixie-root),
+    run by chroot, names its frames from that root's binaries
+    (/proc/PID/root): the stacks workload built there by its own GCC 14,
+    at a path that holds nothing here, and the root's glibc 2.41.  The
+    window's call site is map_window at the line of its mmap call, its
+    offset within the symbol's size as nm reads the root's file."""
+    troot = os.path.join(ROOT, "build", "trixie-root")
+    if not (os.path.exists(troot + ".stamp") and os.path.exists(os.path.join(troot, "usr/bin/gcc"))):
+        print("    skip Debian 13: no build/trixie-root (tests/debian13/run root)")
+        return
+    work = tempfile.mkdtemp(prefix="mw-stacks-", dir=os.path.join(troot, "var/tmp"))
+    inner = "/" + os.path.relpath(work, troot)
+    for f in ("stacks.c", "ckpt.c", "ckpt.h"):
+        shutil.copy(os.path.join(ROOT, "tests", "workloads", f), work)
+    p = subprocess.run(["chroot", troot, "gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-Wall",
+                        "-D_GNU_SOURCE", "-I" + inner, inner + "/stacks.c", inner + "/ckpt.c",
+                        "-lpthread", "-o", inner + "/stacks"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    c.eq(p.returncode, 0, f"Debian 13: its gcc builds the workload ({p.stderr.decode()[-200:]})")
+    out = os.path.join(d, "debian13.json")
+    p = subprocess.run([mw, "--stacks", "-q", "-j", out, "--", "chroot", troot, inner + "/stacks"],
+                       env={k: v for k, v in os.environ.items() if k != "MW_CKPT_DIR"},
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    c.eq(p.returncode, 0, f"Debian 13: exit status ({p.stderr.decode().strip()[:200]})")
+    c.check(not os.path.exists(inner), f"Debian 13: {inner} is not a path here")
+    s = [json.loads(x) for x in open(out)][-1] if os.path.exists(out) else {}
+    win = mapping_of(s, 16 * MIB)
+    site = win.get("call_site", "")
+    src = open(os.path.join(work, "stacks.c")).read().splitlines()
+    line = [i + 1 for i, ln in enumerate(src) if "char *p = mmap(" in ln][0]
+    nm = subprocess.run(["nm", "-S", os.path.join(work, "stacks")], stdout=subprocess.PIPE,
+                        text=True).stdout
+    size = [int(x.split()[1], 16) for x in nm.splitlines() if x.endswith(" map_window")]
+    m = re.match(r"map_window\+0x([0-9a-f]+) \(stacks\) stacks\.c:(\d+)", site)
+    c.check(bool(m and size and int(m.group(1), 16) < size[0] and int(m.group(2)) == line),
+            f"Debian 13: the window's call site is map_window+OFF (stacks) stacks.c:{line}, OFF "
+            f"within its {size[:1]} bytes ({site})")
+    st = win.get("stack", [])
+    c.check(bool(st) and "(libc.so.6)" in st[0] and st[0].startswith("__mmap"),
+            f"Debian 13: the innermost frame is the root's glibc's mmap ({st[:1]})")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def run(c, mw, wl):
     if "stacks" in degraded(mw):
         check_refused(c, mw, "stacks", ["--stacks"], "--stacks")
@@ -310,4 +356,5 @@ def run(c, mw, wl):
     check_cxx_replay(c, mw, wl, d)
     check_torch(c, mw, d)
     check_mntns(c, mw, wl, d)
+    check_debian13(c, mw, d)
     subprocess.run(["rm", "-rf", d])

@@ -245,9 +245,25 @@ static __always_inline void py_check_named(struct py_tmp *tmp, __u32 tgid, __u32
 	py_name(tgid, epoch, code);
 }
 
-/* The thread state of this thread: among the first MW_PY_THREADS of all
- * interpreters; 0 if none. */
-static __always_inline __u64 py_tstate(const struct mw_py_target *rt)
+/* The current frame of a thread state (0: none). */
+static __always_inline __u64 py_ts_frame(__u64 ts, const struct mw_py_layout *lay)
+{
+	__u64 frame = py_read_ptr(ts + lay->ts_frame);
+
+	if (lay->cf_current_frame != MW_PY_NONE)
+		frame = py_read_ptr(frame ? frame + lay->cf_current_frame : 0);
+	return frame;
+}
+
+/*
+ * This thread's thread state that is running Python, among the first
+ * MW_PY_THREADS of all interpreters (newest first); 0 if none, else its
+ * current frame in *frame.  A thread has one per interpreter it has run
+ * in (3.12+ sub-interpreters): the one with a frame is where it runs now
+ * (an interpreter it called into from C comes first; the caller's frames
+ * are in the other one), an idle one is passed over.
+ */
+static __always_inline __u64 py_tstate(const struct mw_py_target *rt, __u64 *frame)
 {
 	const struct mw_py_layout *lay = &rt->lay;
 	__u64 interp = py_read_ptr(rt->runtime + lay->rt_interp_head);
@@ -260,8 +276,11 @@ static __always_inline __u64 py_tstate(const struct mw_py_target *rt)
 			ts = py_read_ptr(interp ? interp + lay->is_threads_head : 0);
 			continue;
 		}
-		if (py_read_ptr(ts + lay->ts_native_tid) == tid)
-			return ts;
+		if (py_read_ptr(ts + lay->ts_native_tid) == tid) {
+			*frame = py_ts_frame(ts, lay);
+			if (*frame)
+				return ts;
+		}
 		ts = py_read_ptr(ts + lay->ts_next);
 	}
 	return 0;
@@ -297,12 +316,10 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 		return 0;
 	lay = &rt->lay;
 	buf = tmp->buf;
-	ts = py_tstate(rt);
+	frame = 0;
+	ts = py_tstate(rt, &frame);
 	if (!ts)
 		return 0;
-	frame = py_read_ptr(ts + lay->ts_frame);
-	if (lay->cf_current_frame != MW_PY_NONE)
-		frame = py_read_ptr(frame ? frame + lay->cf_current_frame : 0);
 	rec->entry_mask = 0;
 	rec->flags = 0;
 	for (int i = 0; i < MW_PY_DEPTH; i++) {

@@ -464,6 +464,7 @@ static int wait_events(struct session *s, int timeout_ms)
 		return errno == EINTR ? 0 : -errno;
 	if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) || control_due(&s->ctl))
 		serve_control(s);
+	python_recheck(s);
 	return capture_poll(s->cap, 0);
 }
 

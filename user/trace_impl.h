@@ -72,6 +72,9 @@ struct session {
 	struct mw_control ctl;	/* 'memwatch mark' */
 	struct mw_python *py;	/* --python (user/unwind/python.c): the root's */
 	uint32_t py_epoch;	/* address spaces it was looked for in */
+	dev_t py_exe_dev;	/* the root's executable when last looked at */
+	ino_t py_exe_ino;
+	uint64_t py_recheck_until;	/* look for the interpreter each loop till then */
 	struct trace_tree_stats stats;
 };
 
@@ -81,6 +84,7 @@ void feed(struct target *t, const struct mw_srec *r);
 int feed_seed_until(struct target *t, enum mw_seed_mode mode, uint64_t until);
 void feed_seed(struct target *t, enum mw_seed_mode mode);
 void python_find(struct session *s);
+void python_recheck(struct session *s);
 /* Every ring-buffer record passes here on its way to the analysis. */
 void sink(void *ctx, const struct mw_srec *in);
 int oracle_pagemap(void *ctx, uint64_t start, uint64_t end, uint64_t *anon, uint64_t *file);

@@ -128,6 +128,37 @@ void python_find(struct session *s)
 		mw_dbg("python: cannot set PID %d's runtime: %s", s->root->pid, strerror(-err));
 }
 
+/*
+ * The loop can be far behind the process (symbolising the stacks of what
+ * ran before): a "chroot DIR python3" had run its script for 100 ms by the
+ * time its exec's record was read, and the walk had not started.  So each
+ * turn of the loop asks the kernel which executable the root runs (a
+ * stat(), while no interpreter is found); for a second after it changes,
+ * its mappings are searched too (libpython comes after the exec).
+ */
+#define MW_PY_RECHECK_NS	MW_NS_PER_SEC
+
+void python_recheck(struct session *s)
+{
+	char path[64];
+	struct stat st;
+	uint64_t now;
+
+	if (!s->py || python_settled(s->py))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/exe", s->root->pid);
+	if (stat(path, &st))
+		return;
+	now = mw_now_ns();
+	if (st.st_dev != s->py_exe_dev || st.st_ino != s->py_exe_ino) {
+		s->py_exe_dev = st.st_dev;
+		s->py_exe_ino = st.st_ino;
+		s->py_recheck_until = now + MW_PY_RECHECK_NS;
+	}
+	if (now < s->py_recheck_until)
+		python_find(s);
+}
+
 /* Look for the interpreter again when a file that may hold it is mapped. */
 static void python_record(struct target *t, const struct mw_rec_hdr *h, uint32_t len)
 {

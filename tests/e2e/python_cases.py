@@ -188,6 +188,30 @@ main()
 '''
 
 
+SUBINTERP = '''import sys
+
+if sys.version_info >= (3, 13):
+    import _interpreters as interp
+else:
+    import _xxsubinterpreters as interp
+
+SUB = "def sub_alloc(n):\\n    return bytearray(n)\\nx = sub_alloc(40 << 20)\\ndel x\\n"
+
+
+def in_main(n):
+    return bytearray(n)  # MAIN
+
+
+def main():
+    iid = interp.create()
+    interp.run_string(iid, SUB)  # RUN
+    return len(in_main(48 << 20))  # CALL
+
+
+main()
+'''
+
+
 def line_of(src, tag):
     return [i + 1 for i, ln in enumerate(src.splitlines()) if ln.rstrip().endswith("# " + tag)][0]
 
@@ -300,6 +324,32 @@ def check_first(c, mw, d, interp):
             f"{what}: the first inference maps the 48 MiB workspace, the steady state nothing")
 
 
+def check_subinterp(c, mw, d, interp):
+    """3.12+: a sub-interpreter (its own GIL and thread states) run from the
+    main one by the same thread.  Its allocation is named from its own
+    frames; back in the main interpreter, the sub-interpreter's idle thread
+    state (found first: the newest interpreter heads the list) is passed
+    over, and the main one's frames name the next allocation (the first,
+    freed, does not merge with it)."""
+    what = f"sub-interpreter, {interp.label}"
+    p, s, _ = run_mw(mw, d, "sub.py", SUBINTERP, [], interp=interp)
+    c.eq(p.returncode, 0, f"{what}: exit status ({p.stderr.decode().strip()[-200:]})")
+    ms = s.get("mappings", [])
+    sub = [m for m in ms if m["bytes"] >= 40 * MIB and m["bytes"] < 44 * MIB]
+    main = [m for m in ms if m["bytes"] >= 48 * MIB and m["bytes"] < 49 * MIB]
+    st = sub[0].get("stack", []) if sub else []
+    c.check(bool(sub) and sub[0].get("call_site") == "<string>:2 sub_alloc" and
+            "<string>:3 <module>" in st,
+            f"{what}: the sub-interpreter's 40 MiB is <string>:2 sub_alloc, from <string>:3 "
+            f"({sub[0].get('call_site') if sub else None}: {st[:12]})")
+    want = f"sub.py:{line_of(SUBINTERP, 'MAIN')} in_main"
+    caller = f"sub.py:{line_of(SUBINTERP, 'CALL')} main"
+    st = main[0].get("stack", []) if main else []
+    c.check(bool(main) and main[0].get("call_site") == want and caller in st,
+            f"{what}: then the main interpreter's 48 MiB is {want}, from {caller} "
+            f"({main[0].get('call_site') if main else None}: {st[:12]})")
+
+
 def check_replay(c, mw, d, interp):
     inner, seen = interp.workdir(d)
     with open(os.path.join(inner, "script.py"), "w") as f:
@@ -399,6 +449,8 @@ def run(c, mw, wl):
     for interp in interps:
         check_bytearray(c, mw, d, interp)
         check_replay(c, mw, d, interp)
+        if interp.minor >= 12:
+            check_subinterp(c, mw, d, interp)
         if interp.has("numpy"):
             check_script(c, mw, d, f"numpy, {interp.label}", "weights.py", NUMPY, 40 * MIB,
                          "Model.weights", "main", interp)

@@ -4,6 +4,7 @@
  *
  * One BPF object; its parts live in headers named by what they do:
  *   compat.bpf.h    what differs between the kernels it loads on (two objects)
+ *   parts.bpf.h     the time of each part of a call's work (a benchmark's knob)
  *   state.bpf.h     maps, per-process lookup, counters, RSS attribution slots
  *   vma.bpf.h       reading the kernel's VMAs (bpf_find_vma) and file paths
  *   stack.bpf.h     user call stacks of mapping calls and first faults (--stacks)
@@ -29,6 +30,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "compat.bpf.h"
+#include "parts.bpf.h"
 #include "state.bpf.h"
 #include "vma.bpf.h"
 #include "python.bpf.h"

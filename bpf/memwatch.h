@@ -424,6 +424,27 @@ struct mw_pycode_rec {
 };
 /* ---- end of Python frames ---- */
 
+/*
+ * Parts of a traced call's work in sys_exit (bpf/parts.bpf.h), timed only
+ * with MEMWATCH_BPF_STATS=1: the whole record (MW_PART_EXIT) and, inside
+ * it, the VMA walk (its paths included), the paths alone, the harvest of
+ * the RSS slots, the ring-buffer output of the record, and --stacks' stack.
+ */
+enum mw_part {
+	MW_PART_EXIT,
+	MW_PART_WALK,
+	MW_PART_PATH,
+	MW_PART_HARVEST,
+	MW_PART_EMIT,
+	MW_PART_STACK,
+	MW_NR_PARTS
+};
+
+struct mw_part_time {
+	__u64 ns;
+	__u64 runs;
+};
+
 /* Context of the mark_syscall program (BPF_PROG_TEST_RUN from the loader). */
 struct mw_mark_args {
 	__u32 tgid;

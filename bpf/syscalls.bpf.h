@@ -244,7 +244,7 @@ static __always_inline bool op_describe(struct task_struct *task,
 	__u64 *a = t->sys_args;
 	__u32 how = MW_WALK_STRICT;
 	bool kept = false;
-	__u64 lo, hi;
+	__u64 lo, hi, t0;
 
 	switch (op) {
 	case MW_OP_MMAP:
@@ -302,9 +302,11 @@ static __always_inline bool op_describe(struct task_struct *task,
 	}
 	if (how == MW_WALK_NONE)
 		return true;
+	t0 = part_start();
 	vma_walk(rec->start, rec->end, how);
 	if (kept)
 		vma_walk(rec->start2, rec->end2, MW_WALK_STRICT);
+	part_end(MW_PART_WALK, t0);
 	if (how == MW_WALK_FOUND)	/* shmat */
 		rec->end = rec->nr_vmas ? rec->vmas[0].end : rec->start;
 	return true;
@@ -360,7 +362,7 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	struct mm_struct *mm;
 	union mw_scratch *sc;
 	struct mw_op_rec *rec;
-	__u64 total_vm, size;
+	__u64 total_vm, size, t0;
 
 	if (op >= MW_NR_OPS || (p->flags & MW_PROC_DEAD))
 		return;
@@ -430,14 +432,20 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	rec->start_stack = MW_LD(mm, start_stack);
 
 	hdr_set(&rec->hdr, MW_REC_OP, tgid, MW_LD(task, pid), 0, bpf_ktime_get_ns());
+	t0 = part_start();
 	slots_harvest_before(p, tgid, &rec->hdr);
+	part_end(MW_PART_HARVEST, t0);
 	rec->hdr.seq = mw_add_fetch(&p->seq, 1);
 	if (rec->nr_vmas)
 		cpu_fault_hint(tgid, rec->hdr.seq, rec->vmas[0].start, rec->vmas[0].end);
 	size = op_rec_size(rec);
+	t0 = part_start();
 	emit(p, rec, size);
+	part_end(MW_PART_EMIT, t0);
+	t0 = part_start();
 	op_stack(ctx, p, t, tgid, rec, total_vm > t->sys_vm_before ?
 			       (total_vm - t->sys_vm_before) << page_shift : 0);
+	part_end(MW_PART_STACK, t0);
 }
 
 static __always_inline int sys_exit(void *ctx, __s64 ret)
@@ -446,6 +454,7 @@ static __always_inline int sys_exit(void *ctx, __s64 ret)
 	__u32 tgid = MW_LD(task, tgid), op;
 	struct mw_proc *p = proc_current(task, tgid);
 	struct mw_thread *t;
+	__u64 t0;
 
 	if (!p)
 		return 0;
@@ -456,7 +465,9 @@ static __always_inline int sys_exit(void *ctx, __s64 ret)
 	split_look(task, t);	/* before 6.2: the call's own gains */
 	t->in_fault = 0;
 	t->sys_op = 0;
+	t0 = part_start();
 	sys_exit_record(ctx, ret, task, tgid, p, t, op);
+	part_end(MW_PART_EXIT, t0);
 	/*
 	 * Out of the call only now that its record is out with the next
 	 * sequence number.  A re-measure (user/trace.c reconcile_splits)

@@ -198,6 +198,7 @@ static __always_inline long vma_fill(struct vm_area_struct *vma, struct vma_prob
 	struct super_block *sb;
 	struct path_buf *pb;
 	__u32 zero = 0, pos, len;
+	__u64 t0;
 	/* 64-bit and masked where it is used: 5.10's verifier loses a 32-bit
 	 * mask's bound through the multiply into vmas[]. */
 	__u64 idx = pr->idx;
@@ -243,6 +244,7 @@ static __always_inline long vma_fill(struct vm_area_struct *vma, struct vma_prob
 	pb = bpf_map_lookup_elem(&pathbuf, &zero);
 	if (!pb)
 		return 0;
+	t0 = part_start();
 	pos = file_path(f, pb->b, &v->vflags);
 	len = MW_PATH_LEN - (pos & (MW_PATH_LEN - 1));
 	if (len > MW_PATH_LEN)
@@ -250,6 +252,7 @@ static __always_inline long vma_fill(struct vm_area_struct *vma, struct vma_prob
 	bpf_probe_read_kernel(rec->paths[idx], len,
 			      &pb->b[pos & (MW_PATH_LEN - 1)]);
 	rec->nr_paths = idx + 1;
+	part_end(MW_PART_PATH, t0);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "capture/bpfstats.h"
 #include "capture/capture.h"
 #include "capture/heapwarm.h"
 #include "capture/kernel.h"
@@ -47,6 +48,8 @@ struct mw_capture {
 	uint64_t poll_until;	/* capture_poll()'s budget ends */
 	uint64_t polled;	/* records this capture_poll() */
 	uint64_t last_ts;	/* the kernel's time of the last record read */
+	bool bpf_stats;		/* MEMWATCH_BPF_STATS: report the programs' costs */
+	int stats_fd;		/* BPF_ENABLE_STATS held, -1: none */
 };
 
 static bool quiet_libbpf;	/* trying probes that may not be there */
@@ -477,6 +480,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->test_exit_busy = feature_disabled("exit_walk");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
+	s->rodata->time_parts = c->bpf_stats;
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);
 	bpf_map__set_max_entries(s->maps.proc_index, o->max_procs);
 	bpf_map__set_max_entries(s->maps.rb, o->ringbuf_bytes);
@@ -643,6 +647,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 	c->host = o->host_procs > 0;
 	c->sys_tp = kernel_get()->syscall_tp;
 	c->nmarkers = o->nmarkers;
+	c->bpf_stats = bpfstats_wanted();
+	c->stats_fd = -1;
 	/* kernel_get() has what it needed of preflight's BTF: libbpf parses
 	 * its own copy for each object. */
 	preflight_btf_release();
@@ -674,6 +680,8 @@ int capture_open(struct mw_capture **out, const struct mw_capture_opts *o)
 		mw_err("cannot open the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	if (c->bpf_stats)
+		c->stats_fd = bpfstats_enable();
 	heapwarm_release();
 	*out = c;
 	return 0;
@@ -765,6 +773,13 @@ void capture_close(struct mw_capture *c)
 {
 	if (!c)
 		return;
+	if (c->bpf_stats && c->skel) {
+		struct bpf_object *objs[] = { c->skel->obj, c->skel2 ? c->skel2->obj : NULL };
+
+		bpfstats_report(objs, 2, bpf_map__fd(c->skel->maps.part_time), c->ncpus);
+	}
+	if (c->stats_fd >= 0)
+		close(c->stats_fd);
 	detach_in_background(c);
 	ring_buffer__free(c->rb);
 	bpf_link__destroy(c->rss_link);

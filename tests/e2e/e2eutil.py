@@ -243,3 +243,24 @@ def check_refused(c, mw, feature, argv, what):
     lines = p.stderr.decode(errors="replace").strip().splitlines()
     c.check(p.returncode == 9 and lines and lines[-1].startswith("memwatch: ") and "Linux" in lines[-1],
             f"{what}: refused where {feature} is degraded (exit {p.returncode}: {lines[-1:]})")
+
+
+_ELF_MACHINE = {"x86_64": 62, "aarch64": 183}
+
+
+def debian13_root():
+    """build/trixie-root (tests/debian13/run root) if it is there, complete
+    and of this machine's architecture (the kernel matrix's arm64 guests
+    see the x86-64 root through the shared tree), else None."""
+    root = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "build", "trixie-root")
+    try:
+        with open(os.path.join(root, "usr/bin/python3.13"), "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return None
+    want = _ELF_MACHINE.get(os.uname().machine)
+    if not os.path.exists(root + ".stamp") or head[:4] != b"\x7fELF" or \
+            int.from_bytes(head[18:20], "little") != want:
+        return None
+    return root

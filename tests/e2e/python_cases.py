@@ -22,11 +22,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2eutil import check_refused, degraded, torch_wanted  # noqa: E402
+from e2eutil import check_refused, debian13_root, degraded, torch_wanted  # noqa: E402
 
 MIB = 1 << 20
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TRIXIE = os.path.join(ROOT, "build", "trixie-root")
+TRIXIE = debian13_root() or os.path.join(ROOT, "build", "trixie-root")
 PY = "/usr/bin/python3.11"
 KNOWN = (11, 12, 13)
 
@@ -59,8 +59,7 @@ def interpreters():
         env = sorted(glob.glob(f"/root/.pyenv/versions/3.{m}.*[0-9]/bin/python3.{m}"))
         if env:
             found.append(Interp(f"pyenv {env[-1].split('/')[-3]}", [env[-1]], m))
-    py = os.path.join(TRIXIE, "usr/bin/python3.13")
-    if os.path.exists(py) and os.path.exists(TRIXIE + ".stamp"):
+    if debian13_root():
         found.append(Interp("python3.13 in the Debian 13 root", ["chroot", TRIXIE,
                                                                  "/usr/bin/python3.13"], 13, TRIXIE))
     return found

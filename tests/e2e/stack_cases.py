@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2eutil import check_refused, degraded, smaps_vmas, torch_wanted  # noqa: E402
+from e2eutil import check_refused, debian13_root, degraded, smaps_vmas, torch_wanted  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -301,9 +301,10 @@ def check_debian13(c, mw, d):
     at a path that holds nothing here, and the root's glibc 2.41.  The
     window's call site is map_window at the line of its mmap call, its
     offset within the symbol's size as nm reads the root's file."""
-    troot = os.path.join(ROOT, "build", "trixie-root")
-    if not (os.path.exists(troot + ".stamp") and os.path.exists(os.path.join(troot, "usr/bin/gcc"))):
-        print("    skip Debian 13: no build/trixie-root (tests/debian13/run root)")
+    troot = debian13_root()
+    if not troot:
+        print("    skip Debian 13: no build/trixie-root of this machine's architecture "
+              "(tests/debian13/run root)")
         return
     work = tempfile.mkdtemp(prefix="mw-stacks-", dir=os.path.join(troot, "var/tmp"))
     inner = "/" + os.path.relpath(work, troot)

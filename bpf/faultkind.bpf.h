@@ -48,6 +48,11 @@ static __always_inline __u32 fk_anon_decide(struct mw_proc *p, __u32 before, __u
 static __always_inline void fk_add(struct mw_proc *p, __u32 slot1, __u32 kind, int v)
 {
 	kind = kind < MW_FK_NR ? kind : 0;
+	/* clang 19 tests the bound on a copy of kind (old's, before the
+	 * "- 1"), which 5.10's verifier does not tie to it: a mask it can
+	 * see, on a value clang cannot reason about. */
+	barrier_var(kind);
+	kind &= 7;
 	mw_add(&p->fk[kind], (__s64)v);
 	if (slot1)
 		mw_add(&p->slots[(slot1 - 1) & (MW_SLOTS - 1)].fk[kind], (__s64)v);

@@ -611,7 +611,13 @@ static int loop(struct session *s, int *cmd_status)
 			if (!modelled(t))
 				continue;
 			reconcile_splits(t, false);
-			external_check(t, false);
+			/* A re-measure goes into the stream where the loop is:
+			 * behind, it would come before records of what the
+			 * process did earlier (a mapping not made yet, a phase
+			 * not begun) and count what they did in the wrong
+			 * place.  Marks and the end drain first, then look. */
+			if (!capture_behind(s->cap))
+				external_check(t, false);
 		}
 		now = mw_now_ns();
 		if (handle_signal(s, &forwarded))

@@ -48,6 +48,7 @@ struct mw_capture {
 	uint64_t poll_until;	/* capture_poll()'s budget ends */
 	uint64_t polled;	/* records this capture_poll() */
 	uint64_t last_ts;	/* the kernel's time of the last record read */
+	bool behind;		/* the last capture_poll() stopped on its budget */
 	bool bpf_stats;		/* MEMWATCH_BPF_STATS: report the programs' costs */
 	int stats_fd;		/* BPF_ENABLE_STATS held, -1: none */
 };
@@ -950,9 +951,15 @@ int capture_poll(struct mw_capture *c, int timeout_ms)
 		n = ring_buffer__consume(c->rb);
 	else
 		n = ring_buffer__poll(c->rb, timeout_ms);
+	c->behind = n == -EAGAIN;
 	if (n == -EAGAIN)	/* the budget ran out: more may be waiting */
 		return (int)MW_MIN(c->polled, (uint64_t)INT_MAX);
 	return n;
+}
+
+bool capture_behind(const struct mw_capture *c)
+{
+	return c->behind;
 }
 
 uint64_t capture_last_ts(const struct mw_capture *c)

@@ -47,6 +47,8 @@ void capture_untrack(struct mw_capture *c, pid_t pid);
  * the wait; returns how many (more may be waiting when that ran out), or a
  * negative errno (-EINTR when a signal arrived). */
 int capture_poll(struct mw_capture *c, int timeout_ms);
+/* The last capture_poll() ran out of time with records still waiting. */
+bool capture_behind(const struct mw_capture *c);
 /* The kernel's timestamp (CLOCK_MONOTONIC ns) of the last record read. */
 uint64_t capture_last_ts(const struct mw_capture *c);
 

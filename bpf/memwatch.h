@@ -354,15 +354,25 @@ struct mw_py_layout {
 	 * instr_ptr), previous; is_entry (3.11) or the entry frame follows a
 	 * shim whose owner is owned_by_cstack (3.12+) */
 	__u16 if_code, if_instr, if_previous, if_is_entry, owned_by_cstack;
-	__u16 if_owner, owned_by_gen;
+	__u16 if_owner;
 	/* PyCodeObject: co_filename, co_name, co_qualname, co_linetable in
-	 * a row from co_filename; co_code_adaptive */
-	__u16 co_filename, co_firstlineno, co_firsttraceable, co_code, codeunit;
+	 * a row from co_filename (enum mw_py_co_ptr); co_code_adaptive */
+	__u16 co_filename, co_firstlineno, co_firsttraceable, co_code;
 	/* PyObject, PyVarObject, bytes, str (PEP 393) */
 	__u16 ob_type, var_size, bytes_data;
 	__u16 str_length, str_state, str_ascii_data, str_utf8_length, str_utf8;
 	__u16 str_compact_data;
 	__u16 state_kind_mask, state_kind_shift, state_compact, state_ascii;
+};
+
+/* The pointers from co_filename on, read in one go (8 bytes each; every
+ * version has them in this order: scripts/py-offsets.c checks). */
+enum mw_py_co_ptr {
+	MW_PY_CO_FILENAME,
+	MW_PY_CO_NAME,
+	MW_PY_CO_QUALNAME,
+	MW_PY_CO_LINETABLE,
+	MW_PY_CO_PTRS
 };
 
 /* Where the loader found a process's interpreter (map py_runtime, by tgid).

@@ -91,7 +91,7 @@ struct {
 
 struct py_tmp {
 	__u8 buf[128];		/* py_stack: one frame's first MW_PY_IF_READ bytes */
-	__u64 cur[4];		/* py_check_named: co_filename .. co_linetable */
+	__u64 cur[MW_PY_CO_PTRS];	/* py_check_named: co_filename .. co_linetable */
 	struct py_code_key key;	/* py_check_named */
 	struct py_code_key nkey;	/* py_name */
 	struct py_code_names names;	/* py_name */
@@ -185,9 +185,9 @@ __noinline int py_name(__u32 tgid, __u32 epoch, __u64 code)
 				 (void *)(code + lay->ob_type)) ||
 	     tmp->ob_type != rt->code_type))
 		return 0;
-	tmp->names.filename = tmp->cur[0];
-	tmp->names.qualname = tmp->cur[2];
-	tmp->names.linetable = tmp->cur[3];
+	tmp->names.filename = tmp->cur[MW_PY_CO_FILENAME];
+	tmp->names.qualname = tmp->cur[MW_PY_CO_QUALNAME];
+	tmp->names.linetable = tmp->cur[MW_PY_CO_LINETABLE];
 	if (bpf_probe_read_user(&rec->firstlineno, sizeof(rec->firstlineno),
 				(void *)(code + lay->co_firstlineno)) ||
 	    bpf_probe_read_user(&rec->firsttraceable, sizeof(rec->firsttraceable),
@@ -239,8 +239,9 @@ static __always_inline void py_check_named(struct py_tmp *tmp, __u32 tgid, __u32
 	tmp->key.epoch = epoch;
 	tmp->key.code = code;
 	seen = bpf_map_lookup_elem(&py_seen, &tmp->key);
-	if (seen && seen->filename == tmp->cur[0] && seen->qualname == tmp->cur[2] &&
-	    seen->linetable == tmp->cur[3])
+	if (seen && seen->filename == tmp->cur[MW_PY_CO_FILENAME] &&
+	    seen->qualname == tmp->cur[MW_PY_CO_QUALNAME] &&
+	    seen->linetable == tmp->cur[MW_PY_CO_LINETABLE])
 		return;
 	py_name(tgid, epoch, code);
 }

@@ -176,11 +176,11 @@ struct mm_struct___atomic {
 
 /*
  * Before 6.2: the atomic counter, pages, into *v (0, or -1 if unread).  A
- * subprogram of its own:
- * clang 19 hoists the CO-RE offset of rss_stat.count above the
- * bpf_core_field_exists() guard, and libbpf poisons that instruction
- * where the field is missing (6.2+), so the verifier met it on the path
- * that skips the guarded code.  A call keeps it behind the guard.
+ * subprogram of its own: clang 19 hoists the CO-RE offset of
+ * rss_stat.count above the bpf_core_field_exists() guard, and libbpf
+ * poisons that instruction where the field is missing (6.2+), so the
+ * verifier met it on the path that skips the guarded code.  A call keeps
+ * it behind the guard.
  */
 static __noinline int mm_counter_atomic(struct mm_struct___atomic *a, __u32 member, long *v)
 {

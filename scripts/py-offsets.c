@@ -55,7 +55,7 @@ int main(void)
 {
 	unsigned int kind = state_bits(0);
 
-	/* BPF reads co_filename .. co_linetable in one go. */
+	/* BPF reads co_filename .. co_linetable in one go (enum mw_py_co_ptr). */
 	_Static_assert(offsetof(PyCodeObject, co_name) == offsetof(PyCodeObject, co_filename) + 8 &&
 		       offsetof(PyCodeObject, co_qualname) == offsetof(PyCodeObject, co_filename) + 16 &&
 		       offsetof(PyCodeObject, co_linetable) == offsetof(PyCodeObject, co_filename) + 24,
@@ -96,13 +96,11 @@ int main(void)
 	FIELD("owned_by_cstack", FRAME_OWNED_BY_CSTACK);
 #endif
 	OFF("if_owner", _PyInterpreterFrame, owner);
-	FIELD("owned_by_gen", FRAME_OWNED_BY_GENERATOR);
 	/* Code objects. */
 	OFF("co_filename", PyCodeObject, co_filename);
 	OFF("co_firstlineno", PyCodeObject, co_firstlineno);
 	OFF("co_firsttraceable", PyCodeObject, _co_firsttraceable);
 	OFF("co_code", PyCodeObject, co_code_adaptive);
-	FIELD("codeunit", sizeof(_Py_CODEUNIT));
 	/* bytes and str objects. */
 	OFF("ob_type", PyObject, ob_type);
 	OFF("var_size", PyVarObject, ob_size);

@@ -3,10 +3,14 @@
  * test_pyline.c — user/unwind/pyline.c against the lines CPython 3.11
  * reports itself: pyline_cases.h holds code objects compiled by
  * /usr/bin/python3.11 (tests/unit/gen-pyline-cases) with co_positions()'s
- * line of every code unit.
+ * line of every code unit.  And the generated table of layouts
+ * (user/unwind/pylayouts.c): a row per version --python knows, each one BPF
+ * can walk.
  */
 #include "unit.h"
+#include "unwind/pylayouts.h"
 #include "unwind/pyline.h"
+#include "unwind/python.h"
 #include "pyline_cases.h"
 
 #define CHECKF(cond, ...) unit_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
@@ -55,9 +59,37 @@ TEST(far_lines_and_ends)
 	CHECK_EQ_INT(pyline_at(NULL, 0, 10, 0), -2);
 }
 
+/* Each of 3.11, 3.12 and 3.13 has one row, which python_layout() takes
+ * (its frame fields where bpf/python.bpf.h reads them), with what differs
+ * between them as their headers say; others have none. */
+TEST(layout_rows)
+{
+	const struct mw_py_layout *l11 = python_layout(11), *l12 = python_layout(12),
+				  *l13 = python_layout(13);
+
+	CHECK_EQ_INT(mw_py_nlayouts, 3);
+	if (!CHECKF(l11 && l12 && l13, "a walkable row for 3.11, 3.12, 3.13"))
+		return;
+	CHECKF(!python_layout(10) && !python_layout(14), "no row for 3.10 or 3.14");
+	/* 3.11's entry frames have is_entry; 3.12+'s a shim frame. */
+	CHECKF(l11->if_is_entry != MW_PY_NONE && l11->owned_by_cstack == MW_PY_NONE, "3.11 entry");
+	CHECKF(l12->if_is_entry == MW_PY_NONE && l13->owned_by_cstack != MW_PY_NONE, "3.12+ shim");
+	/* 3.13 lost _PyCFrame: the frame hangs off the thread state itself. */
+	CHECKF(l11->cf_current_frame != MW_PY_NONE && l12->cf_current_frame != MW_PY_NONE &&
+	       l13->cf_current_frame == MW_PY_NONE, "cframe up to 3.12");
+	for (size_t i = 0; i < mw_py_nlayouts; i++) {
+		const struct mw_py_layout *l = &mw_py_layouts[i];
+
+		CHECKF(l->co_code > l->co_filename + 8 * MW_PY_CO_PTRS &&
+		       l->str_compact_data > l->str_state && l->state_compact && l->state_ascii,
+		       "3.%u: code object and str fields in order", l->minor);
+	}
+}
+
 int main(void)
 {
 	RUN(every_code_unit_matches_python);
 	RUN(far_lines_and_ends);
+	RUN(layout_rows);
 	return unit_done();
 }

@@ -87,11 +87,6 @@ bool python_target(const struct mw_python *py, struct mw_py_target *t)
 	return true;
 }
 
-unsigned int python_minor(const struct mw_python *py)
-{
-	return py->lay ? py->lay->minor : 0;
-}
-
 bool python_settled(const struct mw_python *py)
 {
 	return py->reported || py->off;
@@ -475,7 +470,7 @@ static void send_code(struct mw_python *py, uint64_t code, const uint8_t *co,
 		      mw_sink_fn sink, void *ctx)
 {
 	const struct mw_py_layout *lay = py->lay;
-	uint64_t tab = field_u64(co, lay->co_filename + 24u), tlen;
+	uint64_t tab = field_u64(co, lay->co_filename + 8u * MW_PY_CO_LINETABLE), tlen;
 	struct mw_pycode pc = {
 		.pid = (uint32_t)py->pid,
 		.firstlineno = field_i32(co, lay->co_firstlineno),
@@ -495,8 +490,10 @@ static void send_code(struct mw_python *py, uint64_t code, const uint8_t *co,
 		tab = 0;
 		py->codes_gone++;
 	} else {
-		nq = read_str(py->pid, field_u64(co, lay->co_filename + 16u), qual, lay);
-		nf = read_str(py->pid, field_u64(co, lay->co_filename), fname, lay);
+		nq = read_str(py->pid, field_u64(co, lay->co_filename + 8u * MW_PY_CO_QUALNAME),
+			      qual, lay);
+		nf = read_str(py->pid, field_u64(co, lay->co_filename + 8u * MW_PY_CO_FILENAME),
+			      fname, lay);
 	}
 	tlen = tab ? mem_u64(py->pid, tab + lay->var_size) : 0;
 	if (tlen > MAX_LINETABLE)

@@ -34,8 +34,6 @@ void python_reset(struct mw_python *py);
 uint64_t python_detect(struct mw_python *py);
 /* What BPF's walk needs (epoch left 0), once python_detect() found it. */
 bool python_target(const struct mw_python *py, struct mw_py_target *t);
-/* The interpreter's 3.minor, once found; 0 before. */
-unsigned int python_minor(const struct mw_python *py);
 /* The layout of CPython 3.minor, NULL if memwatch does not know it or
  * BPF could not walk it. */
 const struct mw_py_layout *python_layout(unsigned int minor);

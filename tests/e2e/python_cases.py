@@ -62,6 +62,14 @@ def interpreters():
     if debian13_root():
         found.append(Interp("python3.13 in the Debian 13 root", ["chroot", TRIXIE,
                                                                  "/usr/bin/python3.13"], 13, TRIXIE))
+    if os.environ.get("MW_GUEST") and found:
+        # A matrix guest checks the kernel, not the interpreter: what the
+        # walk reads is the same on every kernel.  The oldest layout and
+        # the newest (3.11's cframe and is_entry; 3.13's current_frame and
+        # shim frames) cover the BPF walk's branches at half the time; not
+        # the Debian 13 root, whose files come over the guest's 9p.
+        own = [i for i in found if not i.chroot]
+        found = list({id(i): i for i in own[:1] + own[-1:]}.values())
     return found
 
 BYTEARRAY = '''import sys

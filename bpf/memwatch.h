@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	9
+#define MW_ABI_VERSION	10
 
 #define MW_COMM_LEN	16
 #define MW_UPROBE_BANK	16	/* compat object: --phase-at/--iter specs (mark.bpf.h) */
@@ -281,7 +281,26 @@ struct mw_mark_rec {
  * (user/unwind/), then passes the record on cut after ips[nr] (the
  * frame-pointer form) behind an MW_S_FRAMES stream record.  A record with
  * the copy is at least offsetof(struct mw_stack_rec, copy) long.
+ *
+ * The call-site cache (--stack-bytes): a stack whose unwinding the loader
+ * has already made comes without its copy.  site_class names what the
+ * unwinding starts from: the process's mm, the instruction, the stack
+ * pointer's distance from the stack's top and the registers that can start
+ * a frame-pointer chain.  For a class, the loader names the stack words its
+ * unwinding read (struct mw_stack_recipe, in the stack_recipes map); site
+ * is the class mixed with those words, read again at this event, 0 when
+ * the class has no recipe yet.  A site the loader has unwound with no read
+ * outside its recipe goes into stack_seen; a stack of a site found there
+ * comes with site_hit set and no copy, and takes that unwinding's frames.
  */
+#define MW_STACK_RECIPE_MAX	32
+
+struct mw_stack_recipe {
+	__u32 n;		/* off[] entries */
+	__u32 pad;
+	__u32 off[MW_STACK_RECIPE_MAX];	/* bytes above the stack pointer, each < MW_STACK_COPY_MAX */
+};
+
 #define MW_STACK_DEPTH	64
 #define MW_STACK_COPY_MAX	65536	/* --stack-bytes at most */
 /* The head of the kernel's user pt_regs, raw: x86-64's 21 words are
@@ -306,6 +325,10 @@ struct mw_stack_rec {
 	__u64 addr;		/* op: start of its range; fault: the VMA's start */
 	__u64 vm_bytes;		/* op: VM it added (what mapped_bytes counts) */
 	__u64 sp_word;
+	__u64 site_class;	/* the call-site cache (above); 0: none */
+	__u64 site;
+	__u32 site_hit;		/* 1: no copy, the frames are site's */
+	__u32 pad;
 	__u64 ips[MW_STACK_DEPTH];
 	/* --stack-bytes: */
 	__u64 regs[MW_STACK_REGS];

@@ -43,6 +43,89 @@ struct {
 	__type(value, struct mw_stack_rec);
 } stack_buf SEC(".maps");
 
+/*
+ * The call-site cache (memwatch.h, struct mw_stack_rec): recipes and seen
+ * sites are the loader's to write; here they are only read.  LRU both: a
+ * process that maps from ever new places costs old entries, and a site
+ * evicted is sent whole again.  MEMWATCH_DISABLE=stack_cache: off.
+ */
+const volatile bool stack_cache = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct mw_stack_recipe);
+} stack_recipes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} stack_seen SEC(".maps");
+
+#if defined(__TARGET_ARCH_arm64)
+#define MW_REG_IP(regs)	BPF_CORE_READ(regs, pc)
+#define MW_REG_FP(regs)	BPF_CORE_READ(regs, regs[29])
+#else
+#define MW_REG_IP(regs)	BPF_CORE_READ(regs, ip)
+#define MW_REG_FP(regs)	BPF_CORE_READ(regs, bp)
+#endif
+
+static __always_inline __u64 site_mix(__u64 h, __u64 v)
+{
+	h = (h + v + 1) * 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 32);
+}
+
+/*
+ * rec's site_class and, where the loader has a recipe for the class, its
+ * site.  Nothing (0) until the thread's stack end is known, from its first
+ * copy: the distance to it is part of the class.
+ */
+static __always_inline void stack_site(struct task_struct *task, struct pt_regs *regs,
+				       struct mw_thread *t, struct mw_stack_rec *rec)
+{
+	struct mw_stack_recipe *r;
+	__u64 sp, fp, depth, h, w;
+	__u32 n;
+
+	if (!regs || !t->stk_end)
+		return;
+	sp = BPF_CORE_READ(regs, sp);
+	if (sp < t->stk_lo || sp >= t->stk_end)
+		return;
+	depth = t->stk_end - sp;
+	fp = MW_REG_FP(regs) - sp;
+	/* The address space: its stack's start differs at each exec. */
+	h = site_mix(MW_LD(task_mm(task), start_stack), current_tgid());
+	h = site_mix(h, MW_REG_IP(regs));
+	h = site_mix(h, depth);
+	/* A frame pointer (a chain the unwinder may follow) as where it is
+	 * on the stack; another value is no frame pointer. */
+	h = site_mix(h, fp < depth ? fp : ~0ULL);
+#if defined(__TARGET_ARCH_arm64)
+	h = site_mix(h, BPF_CORE_READ(regs, regs[30]));	/* a leaf's caller */
+#endif
+	rec->site_class = h ? h : 1;
+	r = bpf_map_lookup_elem(&stack_recipes, &rec->site_class);
+	if (!r)
+		return;
+	n = r->n;
+	for (int i = 0; i < MW_STACK_RECIPE_MAX; i++) {
+		if (i >= n)
+			break;
+		if (bpf_probe_read_user(&w, sizeof(w),
+					(void *)(sp + (r->off[i] & (MW_STACK_COPY_MAX - 1)))))
+			return;
+		h = site_mix(h, w);
+	}
+	rec->site = h ? h : 1;
+}
+
 /* The caller of a frameless leaf: the return address the call pushed (x86)
  * or the link register (arm64). */
 static __always_inline __u64 leaf_caller(struct pt_regs *regs)
@@ -198,13 +281,29 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 		return 0;
 	regs = mw_task_pt_regs(task);
 	t->walking = 1;
-	n = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
-	rec->sp_word = leaf_caller(regs);
-	rec->nr = n > 0 ? n / sizeof(__u64) : 0;
 	if (stack_bytes) {
+		/* The copy is unwound; the kernel's frame-pointer walk would
+		 * cost a fault at its end (a chain ends in a frame pointer of
+		 * 0, or in garbage where there are none): an exception, ~3 us
+		 * under a hypervisor's shadow page tables, on every stack.
+		 * The interrupted instruction alone, for a copy that fails. */
+		rec->ips[0] = regs ? MW_REG_IP(regs) : 0;
+		rec->nr = regs ? 1 : 0;
+	} else {
+		n = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
+		rec->nr = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	rec->sp_word = leaf_caller(regs);
+	rec->site_class = rec->site = 0;
+	rec->site_hit = 0;
+	if (stack_bytes && stack_cache)
+		stack_site(task, regs, t, rec);
+	if (stack_bytes && !(rec->site && bpf_map_lookup_elem(&stack_seen, &rec->site))) {
 		/* The whole of ips[], then the copy. */
 		size = offsetof(struct mw_stack_rec, copy) + stack_copy(task, regs, rec, t);
 	} else {
+		/* Frame pointers only, or a site the loader has unwound. */
+		rec->site_hit = stack_bytes != 0;
 		size = offsetof(struct mw_stack_rec, ips) +
 		       (rec->nr & (MW_STACK_DEPTH - 1)) * sizeof(__u64) +
 		       (rec->nr >= MW_STACK_DEPTH ? MW_STACK_DEPTH * sizeof(__u64) : 0);

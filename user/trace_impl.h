@@ -22,6 +22,7 @@
 #include "capture/procfs.h"
 #include "capture/seed.h"
 #include "trace.h"
+#include "unwind/sitecache.h"
 
 #define MAX_ORACLE_PER_RECORD 16
 /* What the walks of malloc's arenas at one mark may take in all. */
@@ -47,6 +48,7 @@ struct target {
 	struct mw_symbolizer *syms;	/* --stacks */
 	struct mw_unwinder *unwind;	/* --stacks with --stack-bytes */
 	struct mw_frames *frames;	/* its output */
+	struct mw_sitecache sites;	/* ... and what it has unwound */
 	uint64_t ext_seen;	/* the kernel's external_changes last acted on */
 	uint64_t ext_next;	/* when to look at it again */
 	uint64_t resync_ok;	/* when /proc may be re-read again */

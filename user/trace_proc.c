@@ -52,6 +52,16 @@ void target_free(struct target *t)
 		       (unsigned long long)st.failed,
 		       st.stacks ? st.ns / 1e3 / st.stacks : 0.0, st.median_ns / 1e3,
 		       st.p90_ns / 1e3, st.max_ns / 1e3);
+		mw_dbg("call-site cache of PID %d: %llu stacks from kept frames, %llu sites and "
+		       "%llu classes kept, %llu unwindings read past their recipe, %llu hits "
+		       "of sites not kept, %llu past the limits",
+		       t->pid, (unsigned long long)t->sites.st.hits,
+		       (unsigned long long)t->sites.st.sites,
+		       (unsigned long long)t->sites.st.recipes,
+		       (unsigned long long)t->sites.st.wide,
+		       (unsigned long long)t->sites.st.misses,
+		       (unsigned long long)t->sites.st.full);
+		sitecache_clear(&t->sites);
 	}
 	unwinder_free(t->unwind);
 	free(t->frames);
@@ -183,6 +193,47 @@ static void python_record(struct target *t, const struct mw_rec_hdr *h, uint32_t
  * analysis and a recording keep the frames); the frame-pointer ips[] are
  * named only when the unwind found nothing.
  */
+static void site_recipe(void *ctx, uint64_t cls, const struct mw_stack_recipe *r)
+{
+	struct target *t = ctx;
+
+	capture_stack_recipe(t->s->cap, cls, r);
+}
+
+static void site_seen(void *ctx, uint64_t site, bool seen)
+{
+	struct target *t = ctx;
+
+	capture_stack_site(t->s->cap, site, seen);
+}
+
+static void unwind_init(struct target *t)
+{
+	if (t->unwind)
+		return;
+	t->unwind = unwinder_new(t->syms, t->pid);
+	t->frames = mw_xcalloc(1, sizeof(*t->frames) + MW_FRAMES_MAX * sizeof(t->frames->ips[0]));
+	sitecache_init(&t->sites, &(struct mw_sitecache_ops){
+		.recipe = site_recipe, .site = site_seen, .ctx = t });
+}
+
+/* The frames kept for a stack that came without its copy (its site's),
+ * into t->frames as this record's; 0: none kept, its ips[] serve. */
+static uint32_t site_frames(struct target *t, const struct mw_stack_rec *rec, size_t len)
+{
+	const struct mw_frames *f;
+
+	if (len < offsetof(struct mw_stack_rec, ips) || !rec->site_hit)
+		return 0;
+	unwind_init(t);
+	if (!(f = sitecache_frames(&t->sites, rec)))
+		return 0;
+	memcpy(t->frames, f, sizeof(*f) + f->nr * sizeof(f->ips[0]));
+	t->frames->tid = rec->hdr.tid;
+	t->frames->seq = rec->hdr.seq;
+	return f->nr;
+}
+
 static void feed_stack(struct target *t, const struct mw_srec *r)
 {
 	const struct mw_stack_rec *rec = r->data;
@@ -192,12 +243,14 @@ static void feed_stack(struct target *t, const struct mw_srec *r)
 	if (!t->syms)
 		t->syms = symbolizer_new(t->pid);
 	if (unwind_has_copy(rec, r->len)) {
-		if (!t->unwind) {
-			t->unwind = unwinder_new(t->syms, t->pid);
-			t->frames = mw_xcalloc(1, sizeof(*t->frames) +
-						  MW_FRAMES_MAX * sizeof(t->frames->ips[0]));
-		}
+		unwind_init(t);
 		nr = unwinder_run(t->unwind, rec, r->len, t->frames);
+		if (nr) {
+			uint32_t reads[MW_STACK_RECIPE_MAX];
+			int nreads = unwinder_reads(t->unwind, t->frames, reads);
+
+			sitecache_learn(&t->sites, rec, t->frames, reads, nreads);
+		}
 		if (mw_verbose > 1)
 			mw_dbg("stack %u/%u kind %u: copy %u bytes from %#llx, flags %#x: %u frames%s",
 			       rec->hdr.tid, rec->hdr.seq, rec->kind, rec->copy_len,
@@ -205,6 +258,8 @@ static void feed_stack(struct target *t, const struct mw_srec *r)
 			       t->frames->flags & MW_FRAMES_TRUNCATED ? ", truncated" : "");
 		cut.len = (uint32_t)(offsetof(struct mw_stack_rec, ips) +
 				     MW_MIN(rec->nr, (uint32_t)MW_STACK_DEPTH) * sizeof(rec->ips[0]));
+	} else {
+		nr = site_frames(t, rec, r->len);
 	}
 	if (nr) {
 		symbolizer_frames(t->syms, t->frames->ips, nr, feed_sym, t);
@@ -296,6 +351,8 @@ void sink(void *ctx, const struct mw_srec *in)
 	feed(t, r);
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && t->syms)
 		symbolizer_reset(t->syms);
+	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC && t->unwind)
+		sitecache_clear(&t->sites);
 	/* exec built a new address space without syscalls: read it now,
 	 * before anything that follows in the buffer is applied. */
 	if (r->kind == MW_S_BPF && h->type == MW_REC_EXEC) {

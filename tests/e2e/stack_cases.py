@@ -211,6 +211,37 @@ def check_truncated(c, mw, wl, d):
             "--stack-bytes 1024: the folded stack of map_at_bottom is rooted at [truncated]")
 
 
+def check_site_cache(c, mw, wl, d):
+    """The call-site cache: churn's stacks repeat (its mmap, its two sbrk
+    calls in one function at one depth, their first faults).  Nearly all
+    of them come without a copy, and the report is the one every stack
+    unwound from its copy gives (MEMWATCH_DISABLE=stack_cache): the same
+    distinct stacks, the same folded stacks, the same calls and bytes."""
+    runs = {}
+    for mode, env in (("cached", {}), ("uncached", {"MEMWATCH_DISABLE": "stack_cache"})):
+        out, fold = os.path.join(d, f"site-{mode}.json"), os.path.join(d, f"site-{mode}.folded")
+        p = subprocess.run([mw, "--stacks", "-q", "-j", out, "--folded", fold, "--",
+                            os.path.join(wl, "churn"), "2000"], env=dict(os.environ, **env),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        c.eq(p.returncode, 0, f"site cache, {mode}: exit status ({p.stderr.decode().strip()[:200]})")
+        s = [json.loads(x) for x in open(out)][-1] if os.path.exists(out) else {}
+        runs[mode] = (s.get("stacks", {}), sorted(folded(fold)[0]))
+    (on, fold_on), (off, fold_off) = runs["cached"], runs["uncached"]
+    rec = on.get("records", 0)
+    c.check(rec >= 4 * 2000 and on.get("site_cached", 0) >= rec * 9 // 10,
+            f"site cache: at least 90% of {rec} stacks sent without a copy ({on.get('site_cached')})")
+    c.eq(on.get("site_cache_missed"), 0, "site cache: every stack sent as cached had its frames")
+    c.eq(off.get("site_cached"), 0, "site cache off: every stack came with its copy")
+    c.eq(on.get("distinct"), off.get("distinct"), "site cache: as many distinct stacks as without it")
+    c.check(fold_on == fold_off and len(fold_on) > 3,
+            f"site cache: the folded stacks equal those without it ({len(fold_on)} and "
+            f"{len(fold_off)} lines)")
+    rows = [[(r["site"], r["stack"], r["calls"], r["vm_bytes"]) for r in x.get("by_vm", [])]
+            for x in (on, off)]
+    c.check(rows[0] == rows[1] and rows[0] and rows[0][0][2] == 2000,
+            f"site cache: the call sites, their stacks, calls and VM equal ({rows[0][:1]})")
+
+
 def check_cxx_replay(c, mw, wl, d):
     """A recording keeps the unwound frames, not the copies: the report
     needs neither the process nor its binaries, and it is small."""
@@ -354,6 +385,7 @@ def run(c, mw, wl):
     check_replay(c, mw, wl, d)
     check_cxx(c, mw, wl, d)
     check_truncated(c, mw, wl, d)
+    check_site_cache(c, mw, wl, d)
     check_cxx_replay(c, mw, wl, d)
     check_torch(c, mw, d)
     check_mntns(c, mw, wl, d)

@@ -464,8 +464,10 @@ void callsites_stack(struct mw_callsites *cs, struct mw_model *m,
 		trunc = cs->pend->flags & MW_FRAMES_TRUNCATED;
 		cs->unwound++;
 		cs->truncated += trunc;
+		cs->cached += r->site_hit != 0;
 		n = unwound_frames(cs, cs->pend, frames);
 	} else {
+		cs->cache_missed += r->site_hit != 0;
 		n = stack_frames(cs, r, nr, frames);
 	}
 	n = merge_python(cs, r, frames, n, merged, MW_ARRAY_SIZE(merged));

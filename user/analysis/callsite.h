@@ -67,6 +67,8 @@ struct mw_callsites {
 	uint64_t stack_recs;	/* MW_REC_STACK records applied */
 	uint64_t unwound;	/* ... of them with frames from MW_S_FRAMES */
 	uint64_t truncated;	/* ... cut short */
+	uint64_t cached;	/* ... whose frames a call-site cache kept */
+	uint64_t cache_missed;	/* sent as cached, with no frames kept */
 	/* The MW_S_FRAMES record for the stack record to come. */
 	struct mw_frames *pend;	/* room for MW_FRAMES_MAX */
 	bool pend_valid;

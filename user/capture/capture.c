@@ -478,6 +478,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->rss_key_ptr = c->rss_raw && !c->host;
 	s->rodata->learn_keys = learn_keys(c);
 	s->rodata->coalesce = !feature_disabled("coalesce");
+	s->rodata->stack_cache = !feature_disabled("stack_cache");
 	s->rodata->test_exit_busy = feature_disabled("exit_walk");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
@@ -879,6 +880,25 @@ int capture_python_set(struct mw_capture *c, pid_t pid, const struct mw_py_targe
 	if (!t)
 		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
 	return bpf_map_update_elem(fd, &key, t, BPF_ANY) ? -errno : 0;
+}
+
+int capture_stack_recipe(struct mw_capture *c, uint64_t cls, const struct mw_stack_recipe *r)
+{
+	int fd = bpf_map__fd(c->skel->maps.stack_recipes);
+
+	if (!r)
+		return bpf_map_delete_elem(fd, &cls) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &cls, r, BPF_ANY) ? -errno : 0;
+}
+
+int capture_stack_site(struct mw_capture *c, uint64_t site, bool seen)
+{
+	int fd = bpf_map__fd(c->skel->maps.stack_seen);
+	__u8 one = 1;
+
+	if (!seen)
+		return bpf_map_delete_elem(fd, &site) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &site, &one, BPF_ANY) ? -errno : 0;
 }
 
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init)

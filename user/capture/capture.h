@@ -78,6 +78,10 @@ int capture_fd(struct mw_capture *c);
  * for the BPF walk, with a number new for each of its address spaces;
  * NULL forgets it. */
 int capture_python_set(struct mw_capture *c, pid_t pid, const struct mw_py_target *t);
+/* The call-site cache of --stacks (user/unwind/sitecache.h): a class's
+ * recipe (NULL: withdrawn), a site unwound (or no longer). */
+int capture_stack_recipe(struct mw_capture *c, uint64_t cls, const struct mw_stack_recipe *r);
+int capture_stack_site(struct mw_capture *c, uint64_t site, bool seen);
 /* Host-wide: start tracing pid with these totals (from /proc). */
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init);
 /* Host-wide: every entry now, into *out (caller frees); count or -errno. */

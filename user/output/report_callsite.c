@@ -82,6 +82,10 @@ void report_text_callsites(FILE *f, const struct mw_account *a)
 		fprintf(f, "; %llu of %llu records unwound from stack copies, %llu truncated",
 			(unsigned long long)cs->unwound, (unsigned long long)cs->stack_recs,
 			(unsigned long long)cs->truncated);
+	if (cs->cached || cs->cache_missed)
+		fprintf(f, "; %llu sent without a copy as call sites unwound before%s",
+			(unsigned long long)(cs->cached + cs->cache_missed),
+			cs->cache_missed ? ", some of them not found" : "");
 	fprintf(f, ")\n");
 	site_block(f, cs, -1, "whole trace", MW_TOP_SITES);
 	for (size_t i = 0; a->phases.n > 1 && i < a->phases.n; i++)
@@ -160,6 +164,8 @@ json_t *report_json_stacks(const struct mw_account *a)
 	json_object_set_new(o, "distinct", json_integer(cs->nstacks));
 	json_object_set_new(o, "unwound", json_integer(cs->unwound));
 	json_object_set_new(o, "truncated", json_integer(cs->truncated));
+	json_object_set_new(o, "site_cached", json_integer(cs->cached));
+	json_object_set_new(o, "site_cache_missed", json_integer(cs->cache_missed));
 	json_object_set_new(o, "vm_bytes", json_integer(cs->vm_bytes));
 	json_object_set_new(o, "rss_faulted_bytes", json_integer(cs->rss_bytes));
 	return o;

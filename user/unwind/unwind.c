@@ -18,6 +18,9 @@
 #include "unwind/unwind.h"
 #include "util.h"
 
+/* Stack words one unwinding may read, for the call-site cache. */
+#define MAX_READS	128
+
 /* Reads this far above the copy are stack reads it should have had. */
 #define STACK_REACH	(8ULL << 20)
 
@@ -31,6 +34,10 @@ struct mw_unwinder {
 	const struct mw_stack_rec *rec;
 	uint64_t lo, hi;	/* [copy_sp, copy_sp + copy_len) */
 	bool outside;		/* a read beyond the copy was needed */
+	/* The copy's words it read (where, as bytes above the stack
+	 * pointer, and what), for the call-site cache; -1: too many. */
+	struct { uint32_t off; uint64_t val; } reads[MAX_READS];
+	int nreads;
 	struct mw_frames *out;
 	struct mw_unwind_stats st;
 	uint32_t *times;	/* ns per unwind, for the median */
@@ -115,12 +122,28 @@ static bool elf_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result)
 	return false;
 }
 
+static void note_read(struct mw_unwinder *u, uint32_t off, uint64_t val)
+{
+	if (u->nreads < 0)
+		return;
+	for (int i = 0; i < u->nreads; i++)
+		if (u->reads[i].off == off)
+			return;
+	if (u->nreads == MAX_READS) {
+		u->nreads = -1;
+		return;
+	}
+	u->reads[u->nreads].off = off;
+	u->reads[u->nreads++].val = val;
+}
+
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	struct mw_unwinder *u = arg;
 
 	if (addr >= u->lo && addr + 8 <= u->hi && addr + 8 > addr) {
 		memcpy(result, u->rec->copy + (addr - u->lo), 8);
+		note_read(u, (uint32_t)(addr - u->lo), *result);
 		return true;
 	}
 	/* Above the copy, in reach of the stack: the copy was too short
@@ -256,6 +279,7 @@ uint32_t unwinder_run(struct mw_unwinder *u, const struct mw_stack_rec *rec, siz
 	u->lo = rec->copy_sp;
 	u->hi = rec->copy_sp + rec->copy_len;
 	u->outside = false;
+	u->nreads = 0;
 	u->out = out;
 	dwfl_getthread_frames(u->dwfl, (pid_t)rec->hdr.tid, frame_cb, u);
 	u->rec = NULL;
@@ -276,4 +300,32 @@ uint32_t unwinder_run(struct mw_unwinder *u, const struct mw_stack_rec *rec, siz
 	}
 	u->times[u->ntimes++] = (uint32_t)MW_MIN(dt, (uint64_t)UINT32_MAX);
 	return out->nr;
+}
+
+/*
+ * Of the words the last unwinding read, those it went by: the return
+ * addresses it found, the stack addresses (saved frame pointers, the bases
+ * of realigned frames), and the last word read, which ended the chain.
+ * The others are callee-saved registers restored on the way, data the
+ * frames above did not need, and which differ from call to call.
+ */
+int unwinder_reads(const struct mw_unwinder *u, const struct mw_frames *f, uint32_t *off)
+{
+	int n = 0;
+
+	if (u->nreads < 0)
+		return -1;
+	for (int i = 0; i < u->nreads; i++) {
+		uint64_t v = u->reads[i].val;
+		bool used = i == u->nreads - 1 || (v >= u->lo && v < u->hi);
+
+		for (uint32_t k = 1; !used && k < f->nr; k++)
+			used = v == f->ips[k] || v + 1 == f->ips[k];
+		if (!used)
+			continue;
+		if (n == MW_STACK_RECIPE_MAX)
+			return -1;
+		off[n++] = u->reads[i].off;
+	}
+	return n;
 }

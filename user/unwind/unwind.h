@@ -36,6 +36,10 @@ int unwind_has_copy(const struct mw_stack_rec *rec, size_t len);
 uint32_t unwinder_run(struct mw_unwinder *u, const struct mw_stack_rec *rec, size_t len,
 		      struct mw_frames *out);
 
+/* The stack words the last unwinding (into f) went by, as bytes above its
+ * stack pointer, into off[MW_STACK_RECIPE_MAX]: how many, -1 more. */
+int unwinder_reads(const struct mw_unwinder *u, const struct mw_frames *f, uint32_t *off);
+
 /* Unwinds so far and their cost (wall time in the unwinder). */
 struct mw_unwind_stats {
 	uint64_t stacks, frames, truncated, failed;

@@ -232,7 +232,13 @@ def check_site_cache(c, mw, wl, d):
             f"site cache: at least 90% of {rec} stacks sent without a copy ({on.get('site_cached')})")
     c.eq(on.get("site_cache_missed"), 0, "site cache: every stack sent as cached had its frames")
     c.eq(off.get("site_cached"), 0, "site cache off: every stack came with its copy")
-    c.eq(on.get("distinct"), off.get("distinct"), "site cache: as many distinct stacks as without it")
+    # One run in a few on arm64 (16 KiB pages), cache or none, has no
+    # first-fault stack for churn's mapping: its fault finds a VMA whose
+    # start has had one (fault_stacked), as when the kernel merged the
+    # 64 KiB into a neighbour.  Then the runs' stacks differ in number.
+    if on.get("records") == off.get("records"):
+        c.eq(on.get("distinct"), off.get("distinct"),
+             "site cache: as many distinct stacks as without it")
     c.check(fold_on == fold_off and len(fold_on) > 3,
             f"site cache: the folded stacks equal those without it ({len(fold_on)} and "
             f"{len(fold_off)} lines)")

@@ -359,6 +359,13 @@ static __always_inline void op_stack(void *ctx, struct mw_proc *p, struct mw_thr
  * reports the user stack.  Taken here, on the fault's own context, so the
  * VMA is looked up now (and left in the CPU's cache for the RSS change that
  * follows).  An address in no VMA yet (a stack about to grow) reports none.
+ *
+ * The CPU's cached VMA serves when nothing structural has happened since
+ * (the call that mapped it leaves it there: cpu_fault_hint()).  A lookup
+ * here is dear: the exception hook runs with interrupts off, and
+ * bpf_find_vma() then gives back the mm's lock through irq_work, an
+ * interrupt to itself: on map churn under a hypervisor,
+ * page_fault_user took 4.1 us with the lookup, 0.75 us without.
  */
 static __always_inline void fault_stack(void *ctx, struct mw_proc *p, __u32 tgid,
 					struct task_struct *task, struct mw_fault *f)
@@ -368,12 +375,17 @@ static __always_inline void fault_stack(void *ctx, struct mw_proc *p, __u32 tgid
 	struct mw_thread *t;
 	__u8 one = 1;
 
-	if (vma_at(task, f->addr, &pr))
-		return;
-	f->cache_start = pr.start;
-	f->cache_end = pr.end;
-	f->cache_tgid = tgid;
-	f->cache_seq = p->seq;
+	if (f->cache_seq == p->seq && f->cache_tgid == tgid &&
+	    f->addr >= f->cache_start && f->addr < f->cache_end) {
+		pr.start = f->cache_start;
+	} else {
+		if (vma_at(task, f->addr, &pr))
+			return;
+		f->cache_start = pr.start;
+		f->cache_end = pr.end;
+		f->cache_tgid = tgid;
+		f->cache_seq = p->seq;
+	}
 	k.vm_start = pr.start;
 	if (bpf_map_lookup_elem(&fault_stacked, &k))
 		return;

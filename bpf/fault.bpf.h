@@ -103,8 +103,7 @@ static __noinline void cpu_fault_leave(struct mw_cpu_fault *c)
 		return;
 	tgid = c->tgid;
 	p = proc_at(c->pidx, tgid);
-	if (!p || c->f.cache_tgid != tgid || c->f.cache_seq != p->seq ||
-	    c->f.addr < c->f.cache_start || c->f.addr >= c->f.cache_end)
+	if (!p || !fault_vma_cached(&c->f, tgid, p->seq))
 		return;
 	s = slot_get(p, tgid, c->f.cache_start);
 	if (!s)
@@ -496,8 +495,7 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	__u32 seq = p->seq;
 	long err;
 
-	if (f->cache_seq == seq && f->cache_tgid == tgid &&
-	    addr >= f->cache_start && addr < f->cache_end) {
+	if (fault_vma_cached(f, tgid, seq)) {
 		f->vma = f->cache_start;
 		return;
 	}
@@ -515,10 +513,7 @@ static __always_inline void resolve_fault_vma(struct mw_proc *p, __u32 tgid,
 	if (err == 0 && !p->xol_start && pr.start == xol_vaddr(task_mm(task)))
 		note_xol(p, tgid, f, &pr);
 	if (err == 0) {
-		f->cache_start = pr.start;
-		f->cache_end = pr.end;
-		f->cache_tgid = tgid;
-		f->cache_seq = seq;
+		fault_vma_note(f, pr.start, pr.end, tgid, seq);
 		f->vma = pr.start;
 	} else if (err == -16 /* EBUSY: another thread is changing the mm */) {
 		/* Any address inside the VMA will do: the loader looks the
@@ -546,10 +541,7 @@ static __always_inline void cpu_fault_hint(__u32 tgid, __u32 seq, __u64 start, _
 	c = cpu_fault();
 	if (!c)
 		return;
-	c->f.cache_start = start;
-	c->f.cache_end = end;
-	c->f.cache_tgid = tgid;
-	c->f.cache_seq = seq;
+	fault_vma_note(&c->f, start, end, tgid, seq);
 }
 
 /* CPU c's fault is the current thread's, still in progress. */

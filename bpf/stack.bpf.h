@@ -375,16 +375,12 @@ static __always_inline void fault_stack(void *ctx, struct mw_proc *p, __u32 tgid
 	struct mw_thread *t;
 	__u8 one = 1;
 
-	if (f->cache_seq == p->seq && f->cache_tgid == tgid &&
-	    f->addr >= f->cache_start && f->addr < f->cache_end) {
+	if (fault_vma_cached(f, tgid, p->seq)) {
 		pr.start = f->cache_start;
 	} else {
 		if (vma_at(task, f->addr, &pr))
 			return;
-		f->cache_start = pr.start;
-		f->cache_end = pr.end;
-		f->cache_tgid = tgid;
-		f->cache_seq = p->seq;
+		fault_vma_note(f, pr.start, pr.end, tgid, p->seq);
 	}
 	k.vm_start = pr.start;
 	if (bpf_map_lookup_elem(&fault_stacked, &k))

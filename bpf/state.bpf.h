@@ -88,6 +88,24 @@ struct mw_fault {
 	__u32 kind;		/* 1 + the enum mw_fault_kind it counts in, 0 none */
 };
 
+/* Is f's address in the VMA the CPU last found for process tgid, with
+ * nothing structural since (its sequence still seq)? */
+static __always_inline bool fault_vma_cached(const struct mw_fault *f, __u32 tgid, __u32 seq)
+{
+	return f->cache_seq == seq && f->cache_tgid == tgid &&
+	       f->addr >= f->cache_start && f->addr < f->cache_end;
+}
+
+/* Remember [start, end) as process tgid's VMA as of its sequence seq. */
+static __always_inline void fault_vma_note(struct mw_fault *f, __u64 start, __u64 end,
+					   __u32 tgid, __u32 seq)
+{
+	f->cache_start = start;
+	f->cache_end = end;
+	f->cache_tgid = tgid;
+	f->cache_seq = seq;
+}
+
 /* What one thread is doing: a traced syscall. */
 struct mw_thread {
 	__u32 sys_op;		/* enum mw_op in progress, 0 none */

@@ -187,12 +187,8 @@ static void python_record(struct target *t, const struct mw_rec_hdr *h, uint32_t
 		}
 }
 /* ---- end of --python ---- */
-/*
- * A stack record: with a copy of the user stack, unwound (unwind.c) into an
- * MW_S_FRAMES record ahead of it, and the copy left out of what follows (the
- * analysis and a recording keep the frames); the frame-pointer ips[] are
- * named only when the unwind found nothing.
- */
+
+/* The call-site cache's ops: what the kernel side must learn. */
 static void site_recipe(void *ctx, uint64_t cls, const struct mw_stack_recipe *r)
 {
 	struct target *t = ctx;
@@ -234,6 +230,13 @@ static uint32_t site_frames(struct target *t, const struct mw_stack_rec *rec, si
 	return f->nr;
 }
 
+/*
+ * A stack record: with a copy of the user stack, unwound (unwind.c) into an
+ * MW_S_FRAMES record ahead of it, and the copy left out of what follows (the
+ * analysis and a recording keep the frames); the frame-pointer ips[] are
+ * named only when the unwind found nothing.  A stack sent without its copy
+ * (a site unwound before) takes the frames the call-site cache kept.
+ */
 static void feed_stack(struct target *t, const struct mw_srec *r)
 {
 	const struct mw_stack_rec *rec = r->data;

@@ -872,33 +872,33 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 
 /* --python: pid's interpreter, its _PyRuntime and layout (bpf/python.bpf.h);
  * NULL: forget it. */
+/* Set key's value in map, or with val NULL forget it (absent is fine). */
+static int map_set(const struct bpf_map *map, const void *key, const void *val)
+{
+	int fd = bpf_map__fd(map);
+
+	if (!val)
+		return bpf_map_delete_elem(fd, key) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
+}
+
 int capture_python_set(struct mw_capture *c, pid_t pid, const struct mw_py_target *t)
 {
 	__u32 key = (__u32)pid;
-	int fd = bpf_map__fd(c->skel->maps.py_runtime);
 
-	if (!t)
-		return bpf_map_delete_elem(fd, &key) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &key, t, BPF_ANY) ? -errno : 0;
+	return map_set(c->skel->maps.py_runtime, &key, t);
 }
 
 int capture_stack_recipe(struct mw_capture *c, uint64_t cls, const struct mw_stack_recipe *r)
 {
-	int fd = bpf_map__fd(c->skel->maps.stack_recipes);
-
-	if (!r)
-		return bpf_map_delete_elem(fd, &cls) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &cls, r, BPF_ANY) ? -errno : 0;
+	return map_set(c->skel->maps.stack_recipes, &cls, r);
 }
 
 int capture_stack_site(struct mw_capture *c, uint64_t site, bool seen)
 {
-	int fd = bpf_map__fd(c->skel->maps.stack_seen);
 	__u8 one = 1;
 
-	if (!seen)
-		return bpf_map_delete_elem(fd, &site) && errno != ENOENT ? -errno : 0;
-	return bpf_map_update_elem(fd, &site, &one, BPF_ANY) ? -errno : 0;
+	return map_set(c->skel->maps.stack_seen, &site, seen ? &one : NULL);
 }
 
 int capture_host_add(struct mw_capture *c, pid_t pid, const struct mw_host *init)

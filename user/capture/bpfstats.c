@@ -27,6 +27,13 @@ bool bpfstats_wanted(void)
 	return e && *e && strcmp(e, "0");
 }
 
+bool bpfstats_parts_wanted(void)
+{
+	const char *e = getenv("MEMWATCH_BPF_STATS");
+
+	return bpfstats_wanted() && strcmp(e, "programs");
+}
+
 int bpfstats_enable(void)
 {
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);

@@ -16,6 +16,9 @@ struct bpf_object;
 
 /* MEMWATCH_BPF_STATS is set (and not 0). */
 bool bpfstats_wanted(void);
+/* ... and not to "programs": the parts are timed too (their clock reads
+ * are in the programs' times then). */
+bool bpfstats_parts_wanted(void);
 /* The kernel's statistics on for as long as the returned fd is open; -1 and
  * one line on stderr where it refuses (before 5.8). */
 int bpfstats_enable(void);

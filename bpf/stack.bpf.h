@@ -214,8 +214,7 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 	}
 	/* Half full: the loader is behind (loading a big module's tables);
 	 * a short copy, marked, beats a lost record. */
-	if (len > MW_COPY_GRANULE &&
-	    bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE) / 2) {
+	if (len > MW_COPY_GRANULE && rb_fill(false) > rb_size / 2) {
 		len = MW_COPY_GRANULE;
 		flags = (flags & ~MW_COPY_TOP) | MW_COPY_PRESSURE;
 	}

@@ -290,30 +290,79 @@ static __always_inline union mw_scratch *scratch_get(__u32 idx)
 	return bpf_map_lookup_elem(&scratch, &idx);
 }
 
+/*
+ * How full the ring buffer is, looked at once per rb_look bytes a CPU
+ * emits, not per record: the look reads the consumer's position, a cache
+ * line the loader writes as it reads, and three looks per traced call were
+ * a tenth of sys_exit's time.  Between looks a CPU adds what it emitted
+ * itself; what other CPUs emitted since is missing from that, at most
+ * rb_look each (the loader sets rb_look to a sixteenth of the ring over the
+ * CPUs), and what the loader read is not taken off until the next look.
+ */
+const volatile __u64 rb_size = 8 << 20;	/* the ring's size (the loader's) */
+const volatile __u64 rb_look = 0;	/* 0: look at every record */
+
+struct mw_rb_cpu {
+	__u64 since;	/* bytes this CPU emitted since it last looked */
+	__u64 fill;	/* what the look saw */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mw_rb_cpu);
+} rb_cpu SEC(".maps");
+
+static __always_inline struct mw_rb_cpu *rb_cpu_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&rb_cpu, &zero);
+}
+
+/* The ring's fill now; look: read it (and start a new count). */
+static __always_inline __u64 rb_fill(bool look)
+{
+	struct mw_rb_cpu *c = rb_cpu_get();
+	__u64 fill;
+
+	if (c && !look && c->since < rb_look)
+		return c->fill + c->since;
+	fill = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	if (c) {
+		c->since = 0;
+		c->fill = fill;
+	}
+	return fill;
+}
+
 /* Wake the loader only when this much is waiting (it reads the buffer every
- * 50 ms anyway): a wakeup per record costs the traced process microseconds.
- * 0: as soon as there is something to read (set by the loader when it cannot
- * hold the process at its exit to catch up, i.e. with -p). */
+ * 50 ms anyway): a wakeup per record costs the traced process microseconds
+ * (4 us per call under stress-ng --mmap here: an IPI, a VM exit under a
+ * hypervisor).  0: as soon as there is something to read. */
 const volatile __u64 wake_bytes = 0;
 
 /* Emit 'size' bytes of 'rec'; a full buffer is counted, never silent.
  * urgent: exec, exit and markers, which the loader acts on at once. */
 static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bool urgent)
 {
-	__u64 avail, flags = 0;
+	struct mw_rb_cpu *c = rb_cpu_get();
+	__u64 flags = 0;
 
 	if (urgent) {
 		flags = BPF_RB_FORCE_WAKEUP;
 	} else if (wake_bytes) {
-		/* Wake once, as the waiting data crosses the mark.  Each forced
-		 * wakeup is an IPI (a VM exit under a hypervisor), and once the
-		 * mark is passed every record would force one until the loader
-		 * has drained the buffer; its poll sees data that waits
-		 * anyway, so one wakeup per crossing loses nothing. */
-		avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
-		flags = avail < wake_bytes && avail + size >= wake_bytes ?
-			BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+		/* Wake at a look that finds the mark passed, at most once per
+		 * look: each forced wakeup is an IPI, and the loader's poll
+		 * sees what waits anyway. */
+		bool look = !c || c->since >= rb_look;
+
+		flags = look && rb_fill(true) + size >= wake_bytes ? BPF_RB_FORCE_WAKEUP :
+								     BPF_RB_NO_WAKEUP;
 	}
+	if (c)
+		c->since += size;
 	/* else 0: the kernel wakes the loader when the buffer was empty, the
 	 * first record after it caught up, and not for the ones behind it. */
 

@@ -324,14 +324,13 @@ const volatile bool coalesce = true;	/* MEMWATCH_DISABLE=coalesce: off */
 
 static __always_inline bool coalescing(struct mw_proc *p)
 {
-	__u64 avail, size;
-
 	if (!coalesce)
 		return false;
-	avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
-	size = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
-
-	return p->coalescing ? avail > size / 4 : avail > size / 4 * 3;
+	/* In a window the ring is looked at on every call: nothing is
+	 * emitted then to count towards the next look. */
+	if (p->coalescing)
+		return rb_fill(true) > rb_size / 4;
+	return rb_fill(false) > rb_size / 4 * 3;
 }
 
 /* The window closes: say so before the first record sent again. */

@@ -686,8 +686,11 @@ int trace_run(const struct trace_opts *o, struct mw_account *acct, int *cmd_stat
 		 * table has no room for gets totals (tree_join()). */
 		.max_procs = o->follow ? o->max_models + 1 : o->max_procs,
 		.ringbuf_bytes = o->ringbuf_bytes,
-		/* '-- CMD' is held at its exit to catch up: records can wait. */
-		.batch_wakeups = o->cmd != NULL,
+		/* Records can wait for the 50 ms poll: exec, exit and markers
+		 * wake the loader at once, and '-- CMD' is held at its exit
+		 * to catch up.  A wakeup per record cost stress-ng --mmap's
+		 * worker half its speed under -p. */
+		.batch_wakeups = true,
 		.stacks = o->stacks,
 		.python = o->python,
 		.stack_bytes = o->stack_bytes,

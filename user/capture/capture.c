@@ -469,6 +469,8 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 			bpf_program__set_log_level(prog, 4 /* BPF_LOG_STATS */);
 	s->rodata->nr_cpus = MW_MIN(c->ncpus, MW_MAX_CPUS);
 	s->rodata->wake_bytes = o->batch_wakeups ? o->ringbuf_bytes / 8 : 0;
+	s->rodata->rb_size = o->ringbuf_bytes;
+	s->rodata->rb_look = o->ringbuf_bytes / 16 / MW_MAX(c->ncpus, 1);
 	s->rodata->want_stacks = o->stacks;
 	s->rodata->stack_bytes = o->stacks ? MW_MIN(o->stack_bytes, MW_STACK_COPY_MAX) : 0;
 	s->rodata->want_python = o->stacks && o->python;
@@ -482,7 +484,7 @@ static struct memwatch_bpf *open_configured(const struct mw_capture *c,
 	s->rodata->test_exit_busy = feature_disabled("exit_walk");
 	s->rodata->host_join = o->host_join;
 	s->rodata->host_in_cgroup = o->host_cgroup_fd >= 0;
-	s->rodata->time_parts = c->bpf_stats;
+	s->rodata->time_parts = c->bpf_stats && bpfstats_parts_wanted();
 	bpf_map__set_max_entries(s->maps.procs, o->max_procs);
 	bpf_map__set_max_entries(s->maps.proc_index, o->max_procs);
 	bpf_map__set_max_entries(s->maps.rb, o->ringbuf_bytes);

@@ -220,6 +220,31 @@ static __always_inline int sys_enter(const __u64 *args, __u32 op)
 	return 0;
 }
 
+/*
+ * Advice that changes pages, not VMAs (include/uapi/asm-generic/
+ * mman-common.h; madvise_update_vma() is not on its path in mm/madvise.c):
+ * the loader's table has the range's VMAs already, and the record goes
+ * without them.  An allocator's free (DONTNEED, FREE) is the common call.
+ * The rest, and advice this list does not know, walk the range.
+ */
+static __always_inline bool madvise_keeps_vmas(__u64 advice)
+{
+	switch (advice) {
+	case 3:		/* MADV_WILLNEED */
+	case 4:		/* MADV_DONTNEED */
+	case 8:		/* MADV_FREE */
+	case 9:		/* MADV_REMOVE */
+	case 20:	/* MADV_COLD */
+	case 21:	/* MADV_PAGEOUT */
+	case 22:	/* MADV_POPULATE_READ */
+	case 23:	/* MADV_POPULATE_WRITE */
+	case 24:	/* MADV_DONTNEED_LOCKED */
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Did a call that failed leave the address space untouched? */
 static __always_inline bool op_failed_cleanly(__u32 op, __s64 ret)
 {
@@ -298,6 +323,8 @@ static __always_inline bool op_describe(struct task_struct *task,
 	default:	/* mprotect, madvise, mlock, mseal: (start, len, ...) */
 		rec->start = a[0] & MW_PAGE_MASK;
 		rec->end = MW_PAGE_ALIGN(a[0] + a[1]);
+		if (op == MW_OP_MADVISE && madvise_keeps_vmas(a[2]))
+			how = MW_WALK_NONE;
 		break;
 	}
 	if (how == MW_WALK_NONE)

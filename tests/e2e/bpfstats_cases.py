@@ -23,22 +23,29 @@ def stats_enabled():
         return None
 
 
-def run(c, mw, wl):
-    d = tempfile.mkdtemp(prefix="mw-bpfstats-")
-    js = os.path.join(d, "churn.json")
-    before = stats_enabled()
-    env = {k: v for k, v in os.environ.items() if k != "MW_CKPT_DIR"}
-    p = subprocess.run([mw, "-q", "-j", js, "--", os.path.join(wl, "churn"), str(ITERS)],
+def stats_run(c, mw, wl, env, js, argv):
+    """argv (under wl) under MEMWATCH_BPF_STATS=1: the programs' and
+    parts' lines, and the report."""
+    p = subprocess.run([mw, "-q", "-j", js, "--", os.path.join(wl, argv[0])] + argv[1:],
                        env=dict(env, MEMWATCH_BPF_STATS="1"), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=300)
     err = p.stderr.decode(errors="replace").splitlines()
-    c.eq(p.returncode, 0, f"MEMWATCH_BPF_STATS=1: exit status ({err[-1:]})")
+    c.eq(p.returncode, 0, f"MEMWATCH_BPF_STATS=1 {argv[0]}: exit status ({err[-1:]})")
     got = {}
     for ln in err:
         m = LINE.match(ln)
         if m:
             got[(m.group(1), m.group(2))] = (int(m.group(3)), float(m.group(4)))
     s = [json.loads(x) for x in open(js)][-1] if os.path.exists(js) else {}
+    return got, s
+
+
+def run(c, mw, wl):
+    d = tempfile.mkdtemp(prefix="mw-bpfstats-")
+    js = os.path.join(d, "churn.json")
+    before = stats_enabled()
+    env = {k: v for k, v in os.environ.items() if k != "MW_CKPT_DIR"}
+    got, s = stats_run(c, mw, wl, env, js, ["churn", str(ITERS)])
     t = s.get("totals", {})
     calls = sum(v for k, v in t.items() if k.endswith("_calls") and
                 k not in ("stack_growth_calls", "rewalk_calls"))
@@ -58,6 +65,16 @@ def run(c, mw, wl):
     c.check(all(v[1] > 0 for k, v in got.items() if v[0]),
             "every program and part that ran has a time per run")
     c.eq(stats_enabled(), before, "the kernel's BPF run-time statistics are as they were after")
+    # Advice that changes pages, not VMAs, walks nothing (bpf/syscalls.bpf.h
+    # madvise_keeps_vmas): slotpair's 2 x N MADV_DONTNEED, and the few calls
+    # that set it up.
+    n = 500
+    got, s = stats_run(c, mw, wl, env, js, ["slotpair", str(n)])
+    madv = s.get("totals", {}).get("madvise_calls", 0)
+    walk = got.get(("part", "walk"), (0, 0))
+    ex = got.get(("part", "exit"), (0, 0))
+    c.check(madv == 2 * n and ex[0] >= madv and walk[0] < 20,
+            f"MADV_DONTNEED walks no VMAs: {walk[0]} walks in {ex[0]} calls, {madv} madvise")
     p = subprocess.run([mw, "-q", "-j", js, "--", os.path.join(wl, "churn"), "10"], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     c.check(p.returncode == 0 and b"memwatch: bpf:" not in p.stderr,

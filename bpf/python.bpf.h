@@ -219,7 +219,7 @@ __noinline int py_name(__u32 tgid, __u32 epoch, __u64 code)
 		len = 0;
 	rec->table_len = len;
 	hdr_fill(&rec->hdr, MW_REC_PYCODE, tgid, 0);
-	if (emit(p, rec, offsetof(struct mw_pycode_rec, linetable) + len))
+	if (emit_deep(p, rec, offsetof(struct mw_pycode_rec, linetable) + len))
 		return 0;
 	bpf_map_update_elem(&py_seen, &tmp->nkey, &tmp->names, BPF_ANY);
 	return 0;
@@ -353,7 +353,7 @@ __noinline int py_stack(__u32 tgid, __u64 seq_kind, __u64 addr)
 	rec->addr = addr;
 	rec->tstate = ts;
 	hdr_fill(&rec->hdr, MW_REC_PYSTACK, tgid, (__u32)seq_kind);
-	emit(p, rec, offsetof(struct mw_py_rec, frames) +
+	emit_deep(p, rec, offsetof(struct mw_py_rec, frames) +
 		     (n & (MW_PY_DEPTH - 1)) * sizeof(rec->frames[0]) +
 		     (n >= MW_PY_DEPTH ? MW_PY_DEPTH * sizeof(rec->frames[0]) : 0));
 	return 0;

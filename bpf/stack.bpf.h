@@ -213,8 +213,11 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 		}
 	}
 	/* Half full: the loader is behind (loading a big module's tables);
-	 * a short copy, marked, beats a lost record. */
-	if (len > MW_COPY_GRANULE && rb_fill(false) > rb_size / 2) {
+	 * a short copy, marked, beats a lost record.  A look of its own, not
+	 * rb_fill(): its per-CPU lookup in emit_stack()'s frame took 6.1's
+	 * combined stack of sys_exit_tp -> emit_stack -> py_stack -> py_name
+	 * past 512 bytes. */
+	if (len > MW_COPY_GRANULE && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > rb_size / 2) {
 		len = MW_COPY_GRANULE;
 		flags = (flags & ~MW_COPY_TOP) | MW_COPY_PRESSURE;
 	}

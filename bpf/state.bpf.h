@@ -373,11 +373,11 @@ __noinline __u64 emit_flags(__u64 size, __u32 urgent)
 	return flags;
 }
 
-/* Emit 'size' bytes of 'rec'; a full buffer is counted, never silent. */
-static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bool urgent)
+/* Emit 'size' bytes of 'rec' with these flags; a full buffer is counted,
+ * never silent. */
+static __always_inline int emit_flagged(struct mw_proc *p, void *rec, __u64 size,
+					__u64 flags)
 {
-	__u64 flags = emit_flags(size, urgent);
-
 	/* Bounded right at the call: callers clamp their sizes, but an older
 	 * verifier (6.1) loses a spilled bound on the way here. */
 	barrier_var(size);
@@ -391,9 +391,23 @@ static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bo
 	return 0;
 }
 
+static __always_inline int emit_rec(struct mw_proc *p, void *rec, __u64 size, bool urgent)
+{
+	return emit_flagged(p, rec, size, emit_flags(size, urgent));
+}
+
 static __always_inline int emit(struct mw_proc *p, void *rec, __u64 size)
 {
 	return emit_rec(p, rec, size, false);
+}
+
+/* emit() without emit_flags()' call, for the deepest callers (python.bpf.h:
+ * four calls down from sys_exit_tp, where a fifth frame took 6.1's combined
+ * stack past 512 bytes): it never wakes the loader, and its bytes count at
+ * the CPU's next look, not before it. */
+static __always_inline int emit_deep(struct mw_proc *p, void *rec, __u64 size)
+{
+	return emit_flagged(p, rec, size, wake_bytes ? BPF_RB_NO_WAKEUP : 0);
 }
 
 static __always_inline void hdr_set(struct mw_rec_hdr *h, __u32 type, __u32 tgid,

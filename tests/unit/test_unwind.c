@@ -6,9 +6,12 @@
  * unwound with libdwfl into the functions that called (with a copy too
  * short for them, marked truncated).
  */
+#include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "unwind/demangle.h"
@@ -209,6 +212,69 @@ TEST(unwinds_a_copy_of_this_stack)
 	CHECK(fr->flags & MW_FRAMES_TRUNCATED);
 	free(fr);
 }
+
+/*
+ * The first module with an ELF when the unwinder attached is gone when the
+ * modules are read again: the attached state must not have borrowed its
+ * backend, which goes with it (user/unwind/unwind.c own_elf(); under ASan
+ * the second unwind read freed memory before).  The module: a copy of this
+ * test's file mapped below everything else, so that it comes first.
+ */
+TEST(unwinds_after_the_first_module_goes)
+{
+	struct mw_frames *fr = calloc(1, sizeof(*fr) + MW_FRAMES_MAX * sizeof(fr->ips[0]));
+	struct mw_symbolizer *s = symbolizer_new(getpid());
+	struct mw_unwinder *u = unwinder_new(s, getpid());
+	char path[] = "/tmp/mw-unwind-XXXXXX", cmd[256];
+	uint64_t ips0[16];
+	uint32_t nr0 = 0;
+	struct names nm;
+	void *low = MAP_FAILED;
+	int fd = mkstemp(path);
+
+	/* Freed memory filled, so that a use after free shows (libdw is not
+	 * instrumented: ASan does not see its reads). */
+	mallopt(M_PERTURB, 0xa5);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), path);
+	if (fd >= 0 && !system(cmd))
+		low = mmap((void *)0x10000000, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE,
+			   fd, 0);
+	CHECK(low == (void *)0x10000000);
+	/* Round 0 names the frames (each symbol is sent once); round 1 must
+	 * find the same return addresses. */
+	for (int round = 0; round < 2; round++) {
+		memset(&rec, 0, sizeof(rec));
+		unwind_test_outer(32768);
+		memset(&nm, 0, sizeof(nm));
+		if (!unwinder_run(u, &rec, offsetof(struct mw_stack_rec, copy) + rec.copy_len, fr))
+			fr->nr = 0;
+		if (round) {
+			/* The call in this function may be another copy of
+			 * the loop's (frame 3): the frames above and below. */
+			CHECK(fr->nr == nr0 && nr0 >= 6 &&
+			      !memcmp(fr->ips, ips0, 3 * sizeof(ips0[0])) &&
+			      !memcmp(fr->ips + 4, ips0 + 4, (nr0 - 4) * sizeof(ips0[0])));
+			break;
+		}
+		symbolizer_frames(s, fr->ips, fr->nr > 16 ? 16 : fr->nr, collect, &nm);
+		CHECK(has(&nm, "unwind_test_inner") == 1 && has(&nm, "main") > 2);
+		nr0 = fr->nr > 16 ? 16 : fr->nr;
+		memcpy(ips0, fr->ips, nr0 * sizeof(ips0[0]));
+		/* The copy goes, and a look-up past every module reads the
+		 * list again: the copy's module is dropped. */
+		if (low != MAP_FAILED)
+			munmap(low, 4096);
+		symbolizer_begin(s);
+		CHECK(!symbolizer_knows(s, 8));
+	}
+	unwinder_free(u);
+	symbolizer_free(s);
+	mallopt(M_PERTURB, 0);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	free(fr);
+}
 #endif
 
 int main(void)
@@ -218,6 +284,7 @@ int main(void)
 	RUN(what_has_a_copy);
 #if defined(__x86_64__)
 	RUN(unwinds_a_copy_of_this_stack);
+	RUN(unwinds_after_the_first_module_goes);
 #endif
 	return unit_done();
 }

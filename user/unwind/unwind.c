@@ -8,10 +8,12 @@
  * record's copy, other memory from the modules' ELF files.  A read of stack
  * memory the copy does not have marks the stack truncated.
  */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -212,6 +214,34 @@ void unwinder_stats(const struct mw_unwinder *u, struct mw_unwind_stats *st)
 	st->p90_ns = u->times[u->ntimes * 9 / 10];
 }
 
+/*
+ * An ELF of this machine's architecture for dwfl_attach_state(): memwatch's
+ * own, opened once and kept.  Given none, libdwfl borrows the backend of
+ * the process's first module with an ELF and frees it with that module, so
+ * a module dropped when the list is read again left the attached state
+ * with a freed backend: an assertion in state_alloc() or a call through a
+ * stale pointer, on the Debian 13 root's and a mount namespace's processes
+ * under load.  Given one, it opens a backend of its own.
+ */
+static Elf *own_elf(void)
+{
+	static Elf *elf;
+	static bool tried;
+	int fd;
+
+	if (tried)
+		return elf;
+	tried = true;
+	elf_version(EV_CURRENT);
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		close(fd);
+	return elf;
+}
+
 static bool attach(struct mw_unwinder *u)
 {
 	unsigned gen;
@@ -223,8 +253,7 @@ static bool attach(struct mw_unwinder *u)
 		return true;
 	u->dwfl = dwfl;
 	u->gen = gen;
-	/* NULL ELF: the architecture of the process's first module. */
-	u->attached = dwfl_attach_state(dwfl, NULL, u->pid, &thread_callbacks, u);
+	u->attached = dwfl_attach_state(dwfl, own_elf(), u->pid, &thread_callbacks, u);
 	if (!u->attached)
 		mw_dbg("unwind: cannot attach to %d: %s", u->pid, dwfl_errmsg(-1));
 	return u->attached;

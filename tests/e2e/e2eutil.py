@@ -26,7 +26,16 @@ _json_loads = json.loads
 _RSS_FIELDS = ("rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes", "swap_bytes")
 
 
-def _audit(obj):
+def _reader():
+    """The test that is reading: the innermost *_cases.py frame."""
+    import traceback
+    for fr in reversed(traceback.extract_stack()):
+        if fr.filename.endswith("_cases.py"):
+            return f"{os.path.basename(fr.filename)}:{fr.name}"
+    return "?"
+
+
+def _audit(obj, who=""):
     if isinstance(obj, dict):
         maps = obj.get("mappings")
         if isinstance(maps, list) and maps and isinstance(maps[0], dict) and "rss_bytes" in maps[0]:
@@ -36,19 +45,24 @@ def _audit(obj):
                 bad = {k: m[k] for k in _RSS_FIELDS
                        if isinstance(m.get(k), int) and (m[k] < 0 or m[k] % PAGE_BYTES)}
                 if bad and len(AUDIT["bad"]) < 20:
-                    AUDIT["bad"].append(f"{m.get('start')} {m.get('kind')} {m.get('path')!r} {bad}")
+                    AUDIT["bad"].append(f"{m.get('start')} {m.get('kind')} {m.get('path')!r} "
+                                        f"{bad} [{_reader()} {who}]")
         for v in obj.values():
             if isinstance(v, (dict, list)):
-                _audit(v)
+                _audit(v, who)
     elif isinstance(obj, list):
         for v in obj:
             if isinstance(v, (dict, list)):
-                _audit(v)
+                _audit(v, who)
 
 
 def _audited_loads(s, *args, **kwargs):
     obj = _json_loads(s, *args, **kwargs)
-    _audit(obj)
+    # An offender names the test that read it and the process it is about.
+    who = ""
+    if isinstance(obj, dict) and "pid" in obj:
+        who = f"{obj.get('comm')} pid {obj.get('pid')}"
+    _audit(obj, who)
     return obj
 
 

@@ -7,6 +7,7 @@ import re
 import subprocess
 import tempfile
 import time
+import traceback
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -28,7 +29,6 @@ _RSS_FIELDS = ("rss_bytes", "rss_anon_bytes", "rss_file_bytes", "rss_shmem_bytes
 
 def _reader():
     """The test that is reading: the innermost *_cases.py frame."""
-    import traceback
     for fr in reversed(traceback.extract_stack()):
         if fr.filename.endswith("_cases.py"):
             return f"{os.path.basename(fr.filename)}:{fr.name}"

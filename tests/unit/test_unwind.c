@@ -216,9 +216,10 @@ TEST(unwinds_a_copy_of_this_stack)
 /*
  * The first module with an ELF when the unwinder attached is gone when the
  * modules are read again: the attached state must not have borrowed its
- * backend, which goes with it (user/unwind/unwind.c own_elf(); under ASan
- * the second unwind read freed memory before).  The module: a copy of this
- * test's file mapped below everything else, so that it comes first.
+ * backend, which goes with it (user/unwind/unwind.c own_elf(); before, the
+ * second unwind read the freed backend and failed state_alloc()'s
+ * assertion).  The module: a copy of this test's file mapped below
+ * everything else, so that it comes first.
  */
 TEST(unwinds_after_the_first_module_goes)
 {
@@ -229,6 +230,7 @@ TEST(unwinds_after_the_first_module_goes)
 	uint64_t ips0[16];
 	uint32_t nr0 = 0;
 	struct names nm;
+	size_t pg = (size_t)getpagesize();
 	void *low = MAP_FAILED;
 	int fd = mkstemp(path);
 
@@ -237,7 +239,7 @@ TEST(unwinds_after_the_first_module_goes)
 	mallopt(M_PERTURB, 0xa5);
 	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), path);
 	if (fd >= 0 && !system(cmd))
-		low = mmap((void *)0x10000000, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE,
+		low = mmap((void *)0x10000000, pg, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE,
 			   fd, 0);
 	CHECK(low == (void *)0x10000000);
 	/* Round 0 names the frames (each symbol is sent once); round 1 must
@@ -263,7 +265,7 @@ TEST(unwinds_after_the_first_module_goes)
 		/* The copy goes, and a look-up past every module reads the
 		 * list again: the copy's module is dropped. */
 		if (low != MAP_FAILED)
-			munmap(low, 4096);
+			munmap(low, pg);
 		symbolizer_begin(s);
 		CHECK(!symbolizer_knows(s, 8));
 	}

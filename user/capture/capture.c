@@ -872,8 +872,6 @@ int capture_track(struct mw_capture *c, pid_t pid, const struct mw_proc *init)
 	return 0;
 }
 
-/* --python: pid's interpreter, its _PyRuntime and layout (bpf/python.bpf.h);
- * NULL: forget it. */
 /* Set key's value in map, or with val NULL forget it (absent is fine). */
 static int map_set(const struct bpf_map *map, const void *key, const void *val)
 {
@@ -884,6 +882,8 @@ static int map_set(const struct bpf_map *map, const void *key, const void *val)
 	return bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
 }
 
+/* --python: pid's interpreter, its _PyRuntime and layout (bpf/python.bpf.h);
+ * NULL: forget it. */
 int capture_python_set(struct mw_capture *c, pid_t pid, const struct mw_py_target *t)
 {
 	__u32 key = (__u32)pid;

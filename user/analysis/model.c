@@ -11,6 +11,7 @@
 
 #include "analysis/model.h"
 #include "analysis/classify.h"
+#include "analysis/pool.h"
 #include "util.h"
 
 /* Live mappings never overlap: by start is also by end. */
@@ -32,12 +33,20 @@ void model_init(struct mw_model *m, size_t dead_limit)
 	m->next_seq = 1;
 }
 
+/* Every model's mappings, live and buried (pool.c says why). */
+static struct mw_pool mappings = MW_POOL_INIT(struct mw_mapping);
+
+static struct mw_mapping *mapping_new(void)
+{
+	return pool_zalloc(&mappings);
+}
+
 static void mapping_free(struct mw_mapping *mp)
 {
 	if (!mp)
 		return;
 	free(mp->path);
-	free(mp);
+	pool_free(&mappings, mp);
 }
 
 /* Children first: a walk in order would climb through freed parents. */
@@ -337,7 +346,7 @@ const char *model_check(const struct mw_model *m)
 
 static struct mw_mapping *mapping_clone(const struct mw_mapping *mp)
 {
-	struct mw_mapping *c = mw_xcalloc(1, sizeof(*c));
+	struct mw_mapping *c = mapping_new();
 
 	*c = *mp;
 	memset(&c->node, 0, sizeof(c->node));
@@ -601,7 +610,7 @@ struct mw_mapping *model_set_vma(struct mw_model *m,
 		if (!mp || pieces.v[i]->born_seq < mp->born_seq)
 			mp = pieces.v[i];
 	if (!mp) {
-		mp = mw_xcalloc(1, sizeof(*mp));
+		mp = mapping_new();
 		mp->born_ns = m->now_ns;
 		mp->born_seq = m->next_seq++;
 		mp->phase = m->phase;

@@ -636,24 +636,26 @@ TEST(mprotect_split_oracle)
 	split_victim(&m, A);
 	CHECK_EQ_INT(o.calls, 0);	/* nothing to divide yet */
 	oracle_answer(&o, A, A + 2 * P, 2 * P, 0);
-	oracle_answer(&o, A + 4 * P, A + 8 * P, P, 0);
+	oracle_answer(&o, A + 2 * P, A + 4 * P, 2 * P, 0);
 
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	if (!CHECK_EQ_U64(m.nlive, 3))
 		return;
 	l = live_at(&m, 0);
 	r = live_at(&m, 2);
-	/* The parts that stay are the ones measured. */
+	/* The pages stay (a VMA described anew): each split measures its
+	 * smaller side, [A, A+2P) of 8P, then [A+2P, A+4P) of 6P. */
 	CHECK_EQ_INT(o.calls, 2);
 	CHECK_EQ_U64(o.qs[0], A);
 	CHECK_EQ_U64(o.qe[0], A + 2 * P);
-	CHECK_EQ_U64(o.qs[1], A + 4 * P);
-	CHECK_EQ_U64(o.qe[1], A + 8 * P);
+	CHECK_EQ_U64(o.qs[1], A + 2 * P);
+	CHECK_EQ_U64(o.qe[1], A + 4 * P);
 	CHECK_EQ_INT(l->rss[MW_ANON], 2 * P);
 	CHECK_EQ_INT(r->rss[MW_ANON], P);
 	CHECK_EQ_INT(mid->rss[MW_ANON], 2 * P);
 	CHECK_EQ_INT(l->rss[MW_FILE] + mid->rss[MW_FILE] + r->rss[MW_FILE], 0);
-	/* Swap is not in pagemap's answer: by size, in whole pages. */
+	/* Swap is not in pagemap's answer: by size, in whole pages, the
+	 * side that stays first (as without an oracle). */
 	CHECK_EQ_INT(l->rss[MW_SWAP], 0);
 	CHECK_EQ_INT(r->rss[MW_SWAP], P);
 	CHECK_EQ_INT(mid->rss[MW_SWAP], P);
@@ -664,6 +666,55 @@ TEST(mprotect_split_oracle)
 	CHECK_EQ_INT(l->rss_peak, 2 * P);
 	CHECK_EQ_INT(r->rss_peak, 2 * P);	/* 4P of peak left, 2/3: 2.67P -> 2P */
 	CHECK_EQ_INT(mid->rss_peak, 2 * P);
+	model_free(&m);
+}
+
+/*
+ * One page described anew in a large mapping (madvise, mprotect): the
+ * splits measure the smaller sides, [A+5P, A+8P) and then the page, not
+ * the 5P and 2P outside it.  A carve whose range does not keep its pages
+ * (a removal, a placement) measures what stays outside it.
+ */
+TEST(split_oracle_measures_the_smaller_side)
+{
+	struct mw_model m;
+	struct fake_oracle o = { 0 };
+	struct mw_pieces out = { 0 };
+	struct mw_mapping *mp, *mid;
+	const uint64_t A = 0x7f4800000000;
+
+	model_init(&m, 0);
+	use_oracle(&m, &o);
+	mp = add_vma(&m, A, A + 8 * P, RW, NULL, false);
+	set_rss(mp, 0, 6 * P, 0, 0);
+	oracle_answer(&o, A + 5 * P, A + 8 * P, 3 * P, 0);
+	oracle_answer(&o, A + 5 * P, A + 6 * P, P, 0);
+	mid = add_vma(&m, A + 5 * P, A + 6 * P, MW_VM_READ, NULL, false);
+	if (!CHECK_EQ_INT(o.calls, 2))
+		return;
+	CHECK_EQ_U64(o.qs[0], A + 5 * P);
+	CHECK_EQ_U64(o.qe[0], A + 8 * P);
+	CHECK_EQ_U64(o.qs[1], A + 5 * P);
+	CHECK_EQ_U64(o.qe[1], A + 6 * P);
+	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_ANON], 3 * P);
+	CHECK_EQ_INT(mid->rss[MW_ANON], P);
+	CHECK_EQ_INT(live_at(&m, 2)->rss[MW_ANON], 2 * P);
+	CHECK(!live_at(&m, 0)->rss_estimated && !mid->rss_estimated &&
+	      !live_at(&m, 2)->rss_estimated);
+	model_free(&m);
+
+	memset(&o, 0, sizeof(o));
+	model_init(&m, 0);
+	use_oracle(&m, &o);
+	mp = add_vma(&m, A, A + 8 * P, RW, NULL, false);
+	set_rss(mp, 0, 6 * P, 0, 0);
+	model_carve(&m, A + 5 * P, A + 6 * P, &out);
+	CHECK_EQ_INT(o.calls, 2);
+	CHECK_EQ_U64(o.qs[0], A);
+	CHECK_EQ_U64(o.qe[0], A + 5 * P);
+	CHECK_EQ_U64(o.qs[1], A + 6 * P);
+	CHECK_EQ_U64(o.qe[1], A + 8 * P);
+	pieces_free(&out);
 	model_free(&m);
 }
 
@@ -1607,6 +1658,7 @@ int main(void)
 	RUN(set_vma_merge_peak_is_max);
 	RUN(mprotect_split_proportional);
 	RUN(mprotect_split_oracle);
+	RUN(split_oracle_measures_the_smaller_side);
 	RUN(split_oracle_clamps_and_shmem);
 	RUN(split_oracle_failure_falls_back);
 	RUN(split_rounding_still_flags_estimate);

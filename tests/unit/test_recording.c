@@ -756,9 +756,10 @@ TEST(replay_into_answers_in_order)
 	if (!start_recording(&w, path))
 		return;
 	/* What capture asked pagemap while applying the mprotect, in order:
-	 * the part left of the range, then the part right of it. */
+	 * the part left of the range, then the range itself (smaller than
+	 * the part right of it, which gets the rest). */
 	put_answer(&w, LEFT_LO, LEFT_HI, P, 0);
-	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
+	put_answer(&w, LEFT_HI, RIGHT_LO, 5 * P, 0);
 	put_mprotect(&w, 1, LEFT_HI, RIGHT_LO);
 	/* A second split of the right part, with its own answer. */
 	put_answer(&w, RIGHT_LO, ANON1M + 0xc0000, 7 * P, 0);
@@ -813,7 +814,7 @@ TEST(replay_into_answers_expire)
 	if (!start_recording(&w, path))
 		return;
 	put_answer(&w, LEFT_LO, LEFT_HI, P, 0);
-	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
+	put_answer(&w, LEFT_HI, RIGHT_LO, 5 * P, 0);
 	put(&w, MW_S_UNLINKED, &u, sizeof(u));
 	put_mprotect(&w, 1, LEFT_HI, RIGHT_LO);
 	CHECK_EQ_INT(recorder_close(&w), 0);
@@ -842,7 +843,7 @@ TEST(replay_into_answer_mismatch_and_error)
 
 	if (!start_recording(&w, path))
 		return;
-	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
+	put_answer(&w, LEFT_HI, RIGHT_LO, 2 * P, 0);
 	put_answer(&w, LEFT_LO, LEFT_HI, P, 0);
 	put_mprotect(&w, 1, LEFT_HI, RIGHT_LO);
 	CHECK_EQ_INT(recorder_close(&w), 0);
@@ -850,7 +851,7 @@ TEST(replay_into_answer_mismatch_and_error)
 	CHECK_EQ_INT(replay_path(path, &a, &n), MW_REPLAY_OK);
 	CHECK_EQ_U64(n, 4);
 	/* Left guessed: a quarter of 16 pages; the rest, 12, split by the
-	 * answer for the right part. */
+	 * answer for the middle. */
 	CHECK_EQ_INT(at(&a, LEFT_LO)->rss[MW_ANON], 4 * P);
 	CHECK(at(&a, LEFT_LO)->rss_estimated);
 	CHECK_EQ_INT(at(&a, LEFT_HI)->rss[MW_ANON], 2 * P);
@@ -861,7 +862,7 @@ TEST(replay_into_answer_mismatch_and_error)
 	if (!start_recording(&w, path))
 		return;
 	put_answer(&w, LEFT_LO, LEFT_HI, P, -EIO);
-	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
+	put_answer(&w, LEFT_HI, RIGHT_LO, 2 * P, 0);
 	put_mprotect(&w, 1, LEFT_HI, RIGHT_LO);
 	CHECK_EQ_INT(recorder_close(&w), 0);
 
@@ -877,7 +878,7 @@ TEST(replay_into_answer_mismatch_and_error)
 		return;
 	struct mw_oracle_ans o = { .pid = 4242, .start = LEFT_LO, .end = LEFT_HI, .anon = P };
 	put(&w, MW_S_ORACLE, &o, sizeof(o) - 1);
-	put_answer(&w, RIGHT_LO, RIGHT_HI, 10 * P, 0);
+	put_answer(&w, LEFT_HI, RIGHT_LO, 2 * P, 0);
 	put_mprotect(&w, 1, LEFT_HI, RIGHT_LO);
 	CHECK_EQ_INT(recorder_close(&w), 0);
 	CHECK_EQ_INT(replay_path(path, &a, &n), MW_REPLAY_OK);

@@ -357,14 +357,17 @@ static struct mw_mapping *mapping_clone(const struct mw_mapping *mp)
 }
 
 /* Split a's statistics so that 'part' (bytes of its size) gets its share:
- * measured by the oracle when possible, else proportionally. */
+ * measured by the oracle when possible, else proportionally.  The oracle
+ * reads the side that stays, or with split_either the smaller side, and
+ * the measured side gets the whole less that. */
 static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 			 struct mw_mapping *b, bool measure_a)
 {
 	struct mw_mapping *meas = measure_a ? a : b, *rest = measure_a ? b : a;
 	uint64_t len_a = a->end - a->start, len_b = b->end - b->start;
 	uint64_t num = meas->end - meas->start, den = len_a + len_b;
-	int64_t total[MW_NR_MEMBERS], peak = a->rss_peak;
+	const struct mw_mapping *ask = m->split_either && den - num < num ? rest : meas;
+	int64_t total[MW_NR_MEMBERS], peak = a->rss_peak, got[2];
 	uint64_t faults = a->faults, req = a->requested, anon, file;
 	bool measured = false, has_rss;
 	int file_member;
@@ -377,10 +380,16 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	 * exactly that and the kept side the rest.  pagemap would take the
 	 * mmap lock the process is using. */
 	if (!m->split_settles && mapping_rss_total(a) != 0 && m->oracle.range_rss &&
-	    m->oracle.range_rss(m->oracle.ctx, meas->start, meas->end, &anon, &file) == 0) {
+	    m->oracle.range_rss(m->oracle.ctx, ask->start, ask->end, &anon, &file) == 0) {
+		got[0] = MW_MIN((int64_t)anon, MW_MAX(total[MW_ANON], 0));
+		got[1] = MW_MIN((int64_t)file, MW_MAX(total[file_member], 0));
+		if (ask != meas) {
+			got[0] = MW_MAX(total[MW_ANON], 0) - got[0];
+			got[1] = MW_MAX(total[file_member], 0) - got[1];
+		}
 		memset(meas->rss, 0, sizeof(meas->rss));
-		meas->rss[MW_ANON] = MW_MIN((int64_t)anon, MW_MAX(total[MW_ANON], 0));
-		meas->rss[file_member] = MW_MIN((int64_t)file, MW_MAX(total[file_member], 0));
+		meas->rss[MW_ANON] = got[0];
+		meas->rss[file_member] = got[1];
 		meas->rss[MW_SWAP] = mw_page_floor(mw_scale(total[MW_SWAP], num, den));
 		measured = true;
 	} else {
@@ -604,7 +613,9 @@ struct mw_mapping *model_set_vma(struct mw_model *m,
 
 	if (v->start >= v->end)
 		return NULL;
+	m->split_either = true;	/* the pages stay, in the VMA v describes */
 	model_carve(m, v->start, v->end, &pieces);
+	m->split_either = false;
 	/* The oldest piece keeps its identity (birth, phase). */
 	for (i = 0; i < pieces.n; i++)
 		if (!mp || pieces.v[i]->born_seq < mp->born_seq)

@@ -66,6 +66,12 @@ struct mw_model {
 	size_t nfolded;
 	struct mw_oracle oracle;
 	bool split_settles;	/* carving for a removal that carries its RSS */
+	/* Carving a range whose pages stay where they are (a VMA described
+	 * anew: mprotect, madvise, a seed): a split asks the oracle about
+	 * its smaller side, not the one outside the range (pagemap's walk
+	 * is the size of what it reads; a page madvised in a large VMA was
+	 * two large reads). */
+	bool split_either;
 	uint64_t now_ns;	/* time stamp the next change carries */
 	uint32_t next_seq;
 	int phase;		/* current phase index, stamped on births */

@@ -141,6 +141,21 @@ static void use_oracle(struct mw_model *m, struct fake_oracle *o)
 	m->oracle.ctx = o;
 }
 
+/* A new model asking a new fake oracle, with one private anonymous
+ * mapping of 'pages' pages at a holding 'anon' bytes. */
+static struct mw_mapping *oracle_model(struct mw_model *m, struct fake_oracle *o,
+				       uint64_t a, uint64_t pages, int64_t anon)
+{
+	struct mw_mapping *mp;
+
+	memset(o, 0, sizeof(*o));
+	model_init(m, 0);
+	use_oracle(m, o);
+	mp = add_vma(m, a, a + pages * P, RW, NULL, false);
+	set_rss(mp, 0, anon, 0, 0);
+	return mp;
+}
+
 static char *dup_exact(const char *s, size_t len)
 {
 	char *d = malloc(len ? len : 1);
@@ -678,15 +693,12 @@ TEST(mprotect_split_oracle)
 TEST(split_oracle_measures_the_smaller_side)
 {
 	struct mw_model m;
-	struct fake_oracle o = { 0 };
+	struct fake_oracle o;
 	struct mw_pieces out = { 0 };
-	struct mw_mapping *mp, *mid;
+	struct mw_mapping *mid;
 	const uint64_t A = 0x7f4800000000;
 
-	model_init(&m, 0);
-	use_oracle(&m, &o);
-	mp = add_vma(&m, A, A + 8 * P, RW, NULL, false);
-	set_rss(mp, 0, 6 * P, 0, 0);
+	oracle_model(&m, &o, A, 8, 6 * P);
 	oracle_answer(&o, A + 5 * P, A + 8 * P, 3 * P, 0);
 	oracle_answer(&o, A + 5 * P, A + 6 * P, P, 0);
 	mid = add_vma(&m, A + 5 * P, A + 6 * P, MW_VM_READ, NULL, false);
@@ -703,11 +715,7 @@ TEST(split_oracle_measures_the_smaller_side)
 	      !live_at(&m, 2)->rss_estimated);
 	model_free(&m);
 
-	memset(&o, 0, sizeof(o));
-	model_init(&m, 0);
-	use_oracle(&m, &o);
-	mp = add_vma(&m, A, A + 8 * P, RW, NULL, false);
-	set_rss(mp, 0, 6 * P, 0, 0);
+	oracle_model(&m, &o, A, 8, 6 * P);
 	model_carve(&m, A + 5 * P, A + 6 * P, &out);
 	CHECK_EQ_INT(o.calls, 2);
 	CHECK_EQ_U64(o.qs[0], A);
@@ -721,16 +729,13 @@ TEST(split_oracle_measures_the_smaller_side)
 TEST(split_oracle_clamps_and_shmem)
 {
 	struct mw_model m;
-	struct fake_oracle o = { 0 };
+	struct fake_oracle o;
 	struct mw_mapping *mp, *mid;
 	const uint64_t A = 0x7f4000000000;
 
 	/* The oracle cannot give a part more than the whole had, nor more
 	 * than its size: the rest takes the excess, and both are estimates. */
-	model_init(&m, 0);
-	use_oracle(&m, &o);
-	mp = add_vma(&m, A, A + 4 * P, RW, NULL, false);
-	set_rss(mp, 0, 3 * P, 0, 0);
+	oracle_model(&m, &o, A, 4, 3 * P);
 	oracle_answer(&o, A, A + 2 * P, 10 * P, 7 * P);
 	mid = add_vma(&m, A + 2 * P, A + 4 * P, MW_VM_READ, NULL, false);
 	CHECK_EQ_INT(o.calls, 1);

@@ -8,14 +8,6 @@
 #include "analysis/pool.h"
 #include "unit.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define POOL_ASAN 1
-#endif
-#endif
-
 struct obj { char bytes[384]; };
 
 static bool all_zero(const void *p, size_t n)
@@ -55,7 +47,7 @@ TEST(objects_are_zeroed_aligned_and_apart)
 		if ((uintptr_t)v[i] < (uintptr_t)v[i - 1] + sizeof(struct obj))
 			overlap++;
 	CHECK_EQ_U64(overlap, 0);
-#ifndef POOL_ASAN
+#ifndef MW_POOL_ASAN
 	CHECK_EQ_U64(p.chunks, 4);	/* 5,461 to a chunk: 16,391 need four */
 #endif
 	for (size_t i = 0; i < n; i++)
@@ -75,7 +67,7 @@ TEST(freed_objects_come_back_zeroed)
 	pool_free(&p, NULL);	/* nothing */
 	c = pool_zalloc(&p);
 	CHECK(all_zero(c, sizeof(*c)));
-#ifndef POOL_ASAN
+#ifndef MW_POOL_ASAN
 	CHECK(c == a);
 	CHECK(p.next == (char *)b + sizeof(struct obj));
 #endif
@@ -87,7 +79,7 @@ TEST(freed_objects_come_back_zeroed)
  * starts on a 2 MiB boundary and carries VM_HUGEPAGE ("hg"). */
 TEST(chunks_are_advised_huge_pages)
 {
-#ifndef POOL_ASAN
+#ifndef MW_POOL_ASAN
 	struct mw_pool p = MW_POOL_INIT(struct obj);
 	uintptr_t at = (uintptr_t)pool_zalloc(&p), lo = 0, hi = 0;
 	FILE *f = fopen("/proc/self/smaps", "r");

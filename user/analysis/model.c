@@ -367,7 +367,7 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	uint64_t len_a = a->end - a->start, len_b = b->end - b->start;
 	uint64_t num = meas->end - meas->start, den = len_a + len_b;
 	const struct mw_mapping *ask = m->split_either && den - num < num ? rest : meas;
-	int64_t total[MW_NR_MEMBERS], peak = a->rss_peak, got[2];
+	int64_t total[MW_NR_MEMBERS], peak = a->rss_peak, anon_all, file_all;
 	uint64_t faults = a->faults, req = a->requested, anon, file;
 	bool measured = false, has_rss;
 	int file_member;
@@ -381,15 +381,15 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 	 * mmap lock the process is using. */
 	if (!m->split_settles && mapping_rss_total(a) != 0 && m->oracle.range_rss &&
 	    m->oracle.range_rss(m->oracle.ctx, ask->start, ask->end, &anon, &file) == 0) {
-		got[0] = MW_MIN((int64_t)anon, MW_MAX(total[MW_ANON], 0));
-		got[1] = MW_MIN((int64_t)file, MW_MAX(total[file_member], 0));
-		if (ask != meas) {
-			got[0] = MW_MAX(total[MW_ANON], 0) - got[0];
-			got[1] = MW_MAX(total[file_member], 0) - got[1];
-		}
+		anon_all = MW_MAX(total[MW_ANON], 0);
+		file_all = MW_MAX(total[file_member], 0);
 		memset(meas->rss, 0, sizeof(meas->rss));
-		meas->rss[MW_ANON] = got[0];
-		meas->rss[file_member] = got[1];
+		meas->rss[MW_ANON] = MW_MIN((int64_t)anon, anon_all);
+		meas->rss[file_member] = MW_MIN((int64_t)file, file_all);
+		if (ask != meas) {	/* the other side's answer */
+			meas->rss[MW_ANON] = anon_all - meas->rss[MW_ANON];
+			meas->rss[file_member] = file_all - meas->rss[file_member];
+		}
 		meas->rss[MW_SWAP] = mw_page_floor(mw_scale(total[MW_SWAP], num, den));
 		measured = true;
 	} else {

@@ -18,8 +18,8 @@
  * chunks are never given back (the model's peak is what they hold).
  *
  * Not thread-safe: a pool belongs to the thread that analyses (the model
- * is not shared).  Under AddressSanitizer each object is calloc()ed and
- * free()d, so that a use after free is still caught.
+ * is not shared).  Under AddressSanitizer it is calloc() and free()
+ * (pool.h: MW_POOL_ASAN).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,17 +29,10 @@
 #include "analysis/pool.h"
 #include "util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define MW_POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define MW_POOL_ASAN 1
-#endif
-#endif
-
 #define MW_POOL_CHUNK	((size_t)2 << 20)
 #define MW_POOL_ALIGN	16
 
+#ifndef MW_POOL_ASAN
 /* A chunk aligned to its size: map twice that and unmap the ends. */
 static char *chunk_new(void)
 {
@@ -59,6 +52,7 @@ static char *chunk_new(void)
 	madvise(c, MW_POOL_CHUNK, MADV_HUGEPAGE);
 	return c;
 }
+#endif
 
 void *pool_zalloc(struct mw_pool *p)
 {
@@ -66,8 +60,8 @@ void *pool_zalloc(struct mw_pool *p)
 	void *obj;
 
 #ifdef MW_POOL_ASAN
-	return mw_xcalloc(1, size);
-#endif
+	obj = mw_xcalloc(1, size);
+#else
 	if (p->free) {
 		obj = p->free;
 		p->free = *(void **)obj;
@@ -81,6 +75,7 @@ void *pool_zalloc(struct mw_pool *p)
 	}
 	obj = p->next;		/* never handed out: still zero */
 	p->next += size;
+#endif
 	return obj;
 }
 

@@ -20,6 +20,16 @@ struct mw_pool {
 
 #define MW_POOL_INIT(type)	{ .size = sizeof(type) }
 
+/* Under AddressSanitizer each object is calloc()ed and free()d, so that a
+ * use after free is still caught: no chunks, no reuse. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MW_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MW_POOL_ASAN 1
+#endif
+#endif
+
 /* A zeroed object; exits as mw_xcalloc() does when memory runs out. */
 void *pool_zalloc(struct mw_pool *p);
 /* Back to the pool (NULL: nothing); chunks are kept for reuse. */

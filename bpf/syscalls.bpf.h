@@ -151,8 +151,13 @@ static __always_inline void rewalk(struct mw_proc *p, __u32 tgid, struct task_st
 		vma_walk(start, end, MW_WALK_STRICT);
 	else
 		vma_walk_bare(start, end, MW_WALK_STRICT);
-	if (rec->opflags & MW_OPF_FIND_BUSY)
+	if (rec->opflags & MW_OPF_FIND_BUSY) {
 		rewalk_note(p, start, end);
+		/* Locked again before its first VMA: a record would say
+		 * nothing the loader does not know (it waits for the read). */
+		if (!rec->nr_vmas)
+			return;
+	}
 	rec->total_vm = p->total_vm;
 	p->calls[MW_OP_REWALK]++;
 	hdr_set(&rec->hdr, MW_REC_OP, tgid, MW_LD(task, pid), 0, bpf_ktime_get_ns());

@@ -1198,6 +1198,81 @@ TEST(vm_mismatch)
 	account_free(&a);
 }
 
+/*
+ * A call that found its mm locked at its exit (MW_OPF_FIND_BUSY) brings no
+ * VMAs, and the kernel reads them at the process's next event
+ * (MW_OP_REWALK): the layout is not re-read from /proc for it, and the VM
+ * check waits for that read.  One that is not in within MW_LATE_READ_NS
+ * is re-read after all.
+ */
+TEST(late_read)
+{
+	const uint64_t NEW = 0x7f0000700000ull, T0 = 10000;
+	struct mw_account a;
+	struct mw_op_rec *r;
+
+	attach(&a);
+	r = op_new(MW_OP_MMAP, 1, T0, NEW, NEW + 4 * P, SEED_VM_PAGES + 4);
+	r->args[1] = 4 * P;
+	r->opflags = MW_OPF_FIND_BUSY;
+	feed_op(&a, r);
+	CHECK(at(&a, NEW) == NULL);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.busy_ts, T0);
+	/* Behind by the 4 pages until the read: no mismatch. */
+	noop_op(&a, 2, SEED_VM_PAGES + 4);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK(!a.need_resync);
+	/* The read found it locked again: still owed. */
+	r = op_new(MW_OP_REWALK, 3, T0 + 300, NEW, NEW + 4 * P, SEED_VM_PAGES + 4);
+	r->opflags = MW_OPF_FIND_BUSY;
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.busy_ts, T0);
+	CHECK_EQ_U64(a.late_reads, 0);
+	r = op_new(MW_OP_REWALK, 4, T0 + 400, NEW, NEW + 4 * P, SEED_VM_PAGES + 4);
+	op_vma(r, NEW, NEW + 4 * P, RW);
+	feed_op(&a, r);
+	CHECK(at(&a, NEW) != NULL && at(&a, NEW)->end == NEW + 4 * P);
+	CHECK_EQ_U64(a.late_reads, 1);
+	CHECK_EQ_U64(a.busy_ts, 0);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.vm_mismatches, 0);
+	CHECK_EQ_U64(model_vm_bytes(&a.model), (SEED_VM_PAGES + 4) * P);
+	/* The check is back: a wrong total is a mismatch again. */
+	noop_op(&a, 5, SEED_VM_PAGES + 5);
+	CHECK_EQ_U64(a.vm_mismatches, 1);
+	feed_seed(&a, MW_SEED_RESYNC, T0 + 500, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
+	CHECK(!a.need_resync);
+
+	/* Never read: the loop's clock (account_late_overdue()) or a later
+	 * record's asks for a re-read once MW_LATE_READ_NS has passed. */
+	r = op_new(MW_OP_MPROTECT, 6, 2 * T0, TAG, TAG + P, SEED_VM_PAGES);
+	r->opflags = MW_OPF_FIND_BUSY;
+	feed_op(&a, r);
+	account_late_overdue(&a, 2 * T0 + MW_LATE_READ_NS);
+	CHECK(!a.need_resync);
+	account_late_overdue(&a, 2 * T0 + MW_LATE_READ_NS + 1);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.busy_ts, 0);
+	feed_seed(&a, MW_SEED_RESYNC, 3 * T0, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
+	r = op_new(MW_OP_MPROTECT, 7, 4 * T0, TAG, TAG + P, SEED_VM_PAGES);
+	r->opflags = MW_OPF_FIND_BUSY;
+	feed_op(&a, r);
+	noop_op(&a, 8, SEED_VM_PAGES);
+	CHECK(!a.need_resync);
+	r = op_new(MW_OP_MPROTECT, 9, 4 * T0 + MW_LATE_READ_NS + 1, TAG, TAG + P, SEED_VM_PAGES);
+	op_vma(r, TAG, TAG + P, RW);
+	feed_op(&a, r);
+	CHECK(a.need_resync);
+	/* A re-read from /proc is the read owed. */
+	feed_seed(&a, MW_SEED_RESYNC, 5 * T0 + MW_LATE_READ_NS, SB, BRK, SSTACK, seed_maps(), NULL,
+		  NULL);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.busy_ts, 0);
+	CHECK_EQ_U64(a.vm_mismatches, 1);
+	account_free(&a);
+}
+
 TEST(mprotect_split_and_merge_back)
 {
 	struct mw_account a;
@@ -1940,6 +2015,7 @@ int main(void)
 	RUN(vmgrow_stack);
 	RUN(seq_gap);
 	RUN(vm_mismatch);
+	RUN(late_read);
 	RUN(mprotect_split_and_merge_back);
 	RUN(mprotect_split_with_oracle);
 	RUN(munmap_split_settles_without_oracle);

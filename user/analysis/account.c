@@ -466,8 +466,20 @@ static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
 					  mp->kind != MW_K_SHMEM)))
 			a->need_resync = true;
 	}
-	if (r->opflags & (MW_OPF_WALK_SHORT | MW_OPF_FIND_BUSY))
+	if (r->opflags & MW_OPF_WALK_SHORT)
 		a->need_resync = true;
+	/* The kernel reads a range it found locked at the process's next
+	 * event (MW_OP_REWALK): until then the table is behind there. */
+	if ((r->opflags & MW_OPF_FIND_BUSY) && !a->busy_ts)
+		a->busy_ts = r->hdr.ts ? r->hdr.ts : 1;
+}
+
+void account_late_overdue(struct mw_account *a, uint64_t now)
+{
+	if (a->busy_ts && now > a->busy_ts + MW_LATE_READ_NS) {
+		a->busy_ts = 0;
+		a->need_resync = true;
+	}
 }
 
 
@@ -654,7 +666,13 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		break;
 	case MW_OP_REWALK:
 		/* What an earlier call mapped or changed in the range, read
-		 * late: the VMAs there now. */
+		 * late: the VMAs there now.  Every range noted before it is in
+		 * it (bpf/syscalls.bpf.h rewalk_note()) unless it found the mm
+		 * locked again. */
+		if (!(r->opflags & MW_OPF_FIND_BUSY) && a->busy_ts) {
+			a->busy_ts = 0;
+			a->late_reads++;
+		}
 		set_reported_vmas(a, r, len);
 		late_place(a, r->start, r->end);
 		break;
@@ -666,7 +684,9 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		spread_call_rss(a, r, r->start, r->end, r->rss_delta);
 		break;
 	}
-	if (model_vm_bytes(m) != (r->total_vm << mw_page_shift)) {
+	account_late_overdue(a, r->hdr.ts);
+	/* Behind where a late read is owed: checked once it is in. */
+	if (!a->busy_ts && model_vm_bytes(m) != (r->total_vm << mw_page_shift)) {
 		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
 		       (unsigned long long)model_vm_bytes(m),
 		       (unsigned long long)(r->total_vm << mw_page_shift));
@@ -1042,6 +1062,7 @@ static __attribute__((noinline)) void apply_seed(struct mw_account *a, const str
 		model_classify(m, mp);
 	procfs_maps_free(&pm);
 	a->need_resync = false;
+	a->busy_ts = 0;
 }
 
 /* ---- entry point ------------------------------------------------------- */

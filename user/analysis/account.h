@@ -60,6 +60,13 @@ struct mw_account {
 		__s64 rss[MW_NR_MEMBERS];
 	} late[8];
 	size_t nlate;
+	/* Ranges calls could not read (MW_OPF_FIND_BUSY) that the kernel
+	 * reads again at the process's next event (MW_OP_REWALK): the
+	 * layout there is not re-read from /proc unless that read is not
+	 * in within MW_LATE_READ_NS of the first, and the VM check waits
+	 * for it.  busy_ts: the first such call's time, 0: none pending. */
+	uint64_t busy_ts;
+	uint64_t late_reads;	/* ... read late, no /proc re-read */
 	uint64_t execs;
 	/* The end measure (MW_SEED_MEASURE): when, the sums over its VMAs,
 	 * and smaps_rollup's Pss split, which no VMA's lines give. */
@@ -99,6 +106,10 @@ void account_free(struct mw_account *a);
 
 /* Apply one stream record. */
 void account_feed(struct mw_account *a, const struct mw_srec *r);
+/* now: CLOCK_MONOTONIC ns (the records' clock).  A late read the kernel
+ * still owes past MW_LATE_READ_NS asks for a re-read from /proc. */
+#define MW_LATE_READ_NS		(250 * 1000 * 1000ull)
+void account_late_overdue(struct mw_account *a, uint64_t now);
 
 /* Totals, as /proc/PID/status showed them at the end (bytes). */
 uint64_t account_lost(const struct mw_account *a);

@@ -427,6 +427,13 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	if (p->coalescing)
 		coalesce_end(p, tgid);
 	rewalk(p, tgid, task, true);
+	/* Advice on pages, not VMAs, that changed none (stress-ng --madvise:
+	 * half its calls; a populate of pages already there, a free of pages
+	 * never touched): counted above, and its record would change nothing
+	 * in the loader's table.  Failed or not: none was changed. */
+	if (op == MW_OP_MADVISE && madvise_keeps_vmas(t->sys_args[2]) && !t->sys_rss[0] &&
+	    !t->sys_rss[1] && !t->sys_rss[2] && !t->sys_rss[3])
+		return;
 	sc = scratch_get(0);
 	if (!sc)
 		return;

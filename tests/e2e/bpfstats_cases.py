@@ -75,6 +75,15 @@ def run(c, mw, wl):
     ex = got.get(("part", "exit"), (0, 0))
     c.check(madv == 2 * n and ex[0] >= madv and walk[0] < 20,
             f"MADV_DONTNEED walks no VMAs: {walk[0]} walks in {ex[0]} calls, {madv} madvise")
+    emit2 = got.get(("part", "emit"), (0, 0))[0]
+    # ... and one that changed no page sends no record: slotpair's third
+    # drop, of A again, each iteration, counted all the same.
+    got, s = stats_run(c, mw, wl, env, js, ["slotpair", str(n), "1"])
+    t = s.get("totals", {})
+    emit3 = got.get(("part", "emit"), (0, 0))[0]
+    c.eq(t.get("madvise_calls"), 3 * n, "a drop of nothing is still a madvise call")
+    c.check(0 < emit3 <= emit2 + 10,
+            f"... with no record of its own: {emit3} records sent, {emit2} without those calls")
     p = subprocess.run([mw, "-q", "-j", js, "--", os.path.join(wl, "churn"), "10"], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     c.check(p.returncode == 0 and b"memwatch: bpf:" not in p.stderr,

@@ -5,10 +5,11 @@
  * between them: a direct-mapped table evicts one for the other at every
  * turn, and under ring-buffer pressure those evictions are what is lost.
  *
- * usage: slotpair [iterations=2000]
+ * usage: slotpair [iterations=2000] [again=0]
  *
  * Each iteration touches 64 KiB of mapping A, then 64 KiB of mapping B, then
- * drops both with madvise(MADV_DONTNEED): RSS ends where it started.
+ * drops both with madvise(MADV_DONTNEED): RSS ends where it started.  With
+ * again=1 it then drops A once more, a call that changes nothing.
  *
  * Checkpoints:
  *   start  both mappings made, nothing touched
@@ -31,11 +32,12 @@ static unsigned int slot_of(uintptr_t start)
 
 int main(int argc, char **argv)
 {
-	unsigned long i, n;
+	unsigned long i, n, again;
 	char *base, *a, *b = NULL;
 
 	ckpt_init(argc, argv);
 	n = arg_ulong(argc, argv, 1, 2000);
+	again = arg_ulong(argc, argv, 2, 0);
 
 	/* A PROT_NONE reservation, never touched: two chunks of it become
 	 * their own VMAs, a hole of at least one chunk apart. */
@@ -60,6 +62,8 @@ int main(int argc, char **argv)
 		touch(b, CHUNK);
 		if (madvise(a, CHUNK, MADV_DONTNEED) || madvise(b, CHUNK, MADV_DONTNEED))
 			die("madvise");
+		if (again && madvise(a, CHUNK, MADV_DONTNEED))
+			die("madvise again");
 	}
 	ckpt_exit(0);
 }

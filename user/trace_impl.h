@@ -71,6 +71,9 @@ struct session {
 	 * recording stores them ahead of it, for replay */
 	struct mw_oracle_ans answers[MAX_ORACLE_PER_RECORD];
 	size_t nanswers;
+	/* Time spent asking pagemap at splits in the current window
+	 * (trace_proc.c: oracle_pagemap()). */
+	uint64_t oracle_window, oracle_spent;
 	struct mw_control ctl;	/* 'memwatch mark' */
 	struct mw_python *py;	/* --python (user/unwind/python.c): the root's */
 	uint32_t py_epoch;	/* address spaces it was looked for in */

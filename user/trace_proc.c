@@ -386,15 +386,37 @@ static int session_pagemap(struct target *t, uint64_t start, uint64_t end,
 	return procfs_pagemap_rss(t->pid, start, end, anon, file);
 }
 
+/*
+ * A split's pagemap read holds the mmap lock the process wants for its
+ * next call: on a process that splits VMAs all the time (stress-ng --mmap,
+ * a page madvised at a time) the reads took half the loader's time and
+ * stalled the process on the lock.  Past 2 ms of each 100 ms the split
+ * is divided by size instead, and its mappings are measured again when
+ * the process is quiet (reconcile_splits()), as after any split.  The
+ * refusal is an answer like another: a replay divides the same way.
+ */
+#define MW_ORACLE_WINDOW_NS	(100 * MW_NS_PER_MS)
+#define MW_ORACLE_BUDGET_NS	(2 * MW_NS_PER_MS)
+
 int oracle_pagemap(void *ctx, uint64_t start, uint64_t end,
 			  uint64_t *anon, uint64_t *file)
 {
 	struct target *t = ctx;
+	struct session *s = t->s;
+	uint64_t now = mw_now_ns();
 	int err = -ESRCH;
 
 	*anon = *file = 0;
-	if (t->alive && !t->acct->exited)
+	if (now - s->oracle_window >= MW_ORACLE_WINDOW_NS) {
+		s->oracle_window = now;
+		s->oracle_spent = 0;
+	}
+	if (s->oracle_spent >= MW_ORACLE_BUDGET_NS) {
+		err = -EBUSY;
+	} else if (t->alive && !t->acct->exited) {
 		err = session_pagemap(t, start, end, anon, file);
+		s->oracle_spent += mw_now_ns() - now;
+	}
 	if (t->s->nanswers < MAX_ORACLE_PER_RECORD)
 		t->s->answers[t->s->nanswers++] = (struct mw_oracle_ans){
 			.pid = t->pid, .err = err, .start = start, .end = end,

@@ -622,6 +622,7 @@ TEST(mprotect_split_proportional)
 	CHECK_EQ_INT(model_rss(&m, MW_ANON), 5 * P);
 	CHECK_EQ_INT(model_rss(&m, MW_SWAP), 2 * P);
 	CHECK(l->rss_estimated && mid->rss_estimated && r->rss_estimated);
+	CHECK_EQ_U64(m.split_guesses, 2);	/* diagnostics.splits_by_size */
 	CHECK_EQ_U64(l->faults, 2);
 	CHECK_EQ_U64(mid->faults, 2);
 	CHECK_EQ_U64(r->faults, 4);
@@ -675,6 +676,7 @@ TEST(mprotect_split_oracle)
 	CHECK_EQ_INT(r->rss[MW_SWAP], P);
 	CHECK_EQ_INT(mid->rss[MW_SWAP], P);
 	CHECK(!l->rss_estimated && !mid->rss_estimated && !r->rss_estimated);
+	CHECK_EQ_U64(m.split_guesses, 0);
 	CHECK_EQ_U64(l->faults, 2);
 	CHECK_EQ_U64(r->faults, 4);
 	CHECK_EQ_U64(mid->faults, 2);
@@ -794,11 +796,20 @@ TEST(split_oracle_failure_falls_back)
 	CHECK_EQ_INT(live_at(&m, 0)->rss[MW_ANON], 2 * P);
 	CHECK_EQ_INT(mid->rss[MW_ANON], 2 * P);
 	CHECK(live_at(&m, 0)->rss_estimated && mid->rss_estimated);
+	CHECK(live_at(&m, 0)->recheck && mid->recheck);	/* measured when quiet */
+	CHECK_EQ_U64(m.split_guesses, 1);		/* diagnostics.splits_by_size */
+	/* Declined (the loader's pagemap budget, trace_proc.c): the same. */
+	o.err = -EBUSY;
+	mid = add_vma(&m, A + 3 * P, A + 4 * P, MW_VM_READ | MW_VM_EXEC, NULL, false);
+	CHECK_EQ_INT(o.calls, 2);
+	CHECK_EQ_INT(mid->rss[MW_ANON], P);
+	CHECK_EQ_U64(m.split_guesses, 2);
 
 	/* No RSS at all: the oracle is not asked, nothing is guessed. */
 	mp = add_vma(&m, 0x10000, 0x14000, RW, NULL, false);
 	add_vma(&m, 0x12000, 0x14000, MW_VM_READ, NULL, false);
-	CHECK_EQ_INT(o.calls, 1);
+	CHECK_EQ_INT(o.calls, 2);
+	CHECK_EQ_U64(m.split_guesses, 2);
 	CHECK(!live_at(&m, 0)->rss_estimated && !live_at(&m, 1)->rss_estimated);
 	model_free(&m);
 }

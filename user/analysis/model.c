@@ -425,6 +425,7 @@ static void divide_stats(struct mw_model *m, struct mw_mapping *a,
 		if (!measured && (has_rss || total[MW_SWAP])) {
 			a->rss_estimated = true;
 			b->rss_estimated = true;
+			m->split_guesses++;
 		}
 	}
 	meas->faults = (uint64_t)mw_scale((int64_t)faults, num, den);

@@ -72,6 +72,7 @@ struct mw_model {
 	 * is the size of what it reads; a page madvised in a large VMA was
 	 * two large reads). */
 	bool split_either;
+	uint64_t split_guesses;	/* splits of RSS divided by size (no oracle) */
 	uint64_t now_ns;	/* time stamp the next change carries */
 	uint32_t next_seq;
 	int phase;		/* current phase index, stamped on births */

@@ -51,6 +51,7 @@ pkgs=(
 	man-db bash-completion		# the man page's and the completion's tests
 	systemd				# make test-systemd: PID 1 of a guest, systemd-analyze
 	podman runc			# tests: containers named host-wide (runc: crun refuses hybrid cgroups)
+	bpftrace			# scripts/bench: the first peer, on the same jobs
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -466,7 +466,7 @@ void reconcile_splits(struct target *t, bool held)
 	 * harvest, taken by the sampler thread: brk -p under load, the heap
 	 * +1 MiB). */
 	if (capture_proc_read(t->s->cap, t->pid, k) ||
-	    (!held && (k->seq != t->acct->last_seq || k->in_sys)))
+	    (!held && (k->seq != t->acct->last_seq || t->acct->nseq_wait || k->in_sys)))
 		goto out;
 	/* Held too: 'memwatch mark' harvests from our side.  Records lost on
 	 * the way leave the count ahead for good: held, nothing is in flight. */

@@ -1149,21 +1149,42 @@ TEST(seq_gap)
 	noop_op(&a, 12, SEED_VM_PAGES);
 	CHECK_EQ_U64(a.seq_gaps, 0);
 	CHECK(!a.need_resync);
-	noop_op(&a, 15, SEED_VM_PAGES);	/* 13, 14 lost */
-	CHECK_EQ_U64(a.seq_gaps, 2);
-	CHECK(a.need_resync);
+	/* 13 and 14 skipped: waited for, another CPU may send them late. */
+	noop_op(&a, 15, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.nseq_wait, 2);
 	CHECK_EQ_U64(a.last_seq, 15);
-	noop_op(&a, 16, SEED_VM_PAGES);
-	CHECK_EQ_U64(a.seq_gaps, 2);
+	noop_op(&a, 14, SEED_VM_PAGES);		/* late, not lost */
+	CHECK_EQ_U64(a.seq_late, 1);
+	CHECK_EQ_U64(a.nseq_wait, 1);
+	CHECK_EQ_U64(a.last_seq, 15);		/* the highest seen */
+	/* 13 is lost once MW_SEQ_LATE (64) more have come ... */
+	for (uint32_t s = 16; s < 16 + 62; s++)
+		noop_op(&a, s, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.seq_gaps, 0);
+	noop_op(&a, 16 + 62, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.seq_gaps, 1);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.nseq_wait, 0);
 	/* A resync seed clears the flag, not the count. */
 	feed_seed(&a, MW_SEED_RESYNC, 9000, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
 	CHECK(!a.need_resync);
 	CHECK_EQ_U64(a.resyncs, 1);
-	CHECK_EQ_U64(a.seq_gaps, 2);
-	/* Task records are structural too. */
-	feed_task(&a, MW_REC_EXIT, 20, 9500, "app", 0);
-	CHECK_EQ_U64(a.seq_gaps, 5);
+	CHECK_EQ_U64(a.seq_gaps, 1);
+	/* ... or MW_LATE_READ_NS after the record that skipped it.  Task
+	 * records are structural too. */
+	feed_task(&a, MW_REC_EXIT, 16 + 65, 9500, "app", 0);
+	CHECK_EQ_U64(a.nseq_wait, 2);
+	account_late_overdue(&a, 9500 + MW_LATE_READ_NS);
+	CHECK_EQ_U64(a.seq_gaps, 1);
+	account_late_overdue(&a, 9501 + MW_LATE_READ_NS);
+	CHECK_EQ_U64(a.seq_gaps, 3);
 	CHECK(a.need_resync);
+	/* Far more skipped than can come late: counted at once. */
+	noop_op(&a, 16 + 65 + 1000, SEED_VM_PAGES);
+	CHECK_EQ_U64(a.seq_gaps, 3 + 999 - 8);
+	CHECK_EQ_U64(a.nseq_wait, 8);
 	CHECK_EQ_U64(a.vm_mismatches, 0);
 	account_free(&a);
 }

@@ -474,14 +474,6 @@ static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
 		a->busy_ts = r->hdr.ts ? r->hdr.ts : 1;
 }
 
-void account_late_overdue(struct mw_account *a, uint64_t now)
-{
-	if (a->busy_ts && now > a->busy_ts + MW_LATE_READ_NS) {
-		a->busy_ts = 0;
-		a->need_resync = true;
-	}
-}
-
 
 static void apply_mremap(struct mw_account *a, const struct mw_op_rec *r,
 			 uint32_t len)
@@ -763,14 +755,75 @@ static void finish_phases(struct mw_account *a)
 		      k->phase_rss_peak);
 }
 
-static void note_seq(struct mw_account *a, uint32_t seq)
+/* Structural records waited for no longer, lost: due by seq_seen due or
+ * waited for since before ts. */
+static void seq_expire(struct mw_account *a, uint64_t due, uint64_t ts)
 {
-	if (a->seq_known && seq != a->last_seq + 1 && seq > a->last_seq) {
-		a->seq_gaps += seq - a->last_seq - 1;
+	for (size_t i = 0; i < a->nseq_wait;) {
+		if (a->seq_wait[i].due > due && a->seq_wait[i].ts >= ts) {
+			i++;
+			continue;
+		}
+		a->seq_gaps++;
+		a->need_resync = true;
+		a->seq_wait[i] = a->seq_wait[--a->nseq_wait];
+	}
+}
+
+/*
+ * The kernel numbers structural records a few instructions before it sends
+ * them, so two CPUs can send theirs in the other order (stress-ng
+ * --madvise's eight threads: 35-98 times in 5 s).  A number skipped is
+ * waited for through MW_SEQ_LATE more records before it counts as lost and
+ * the layout is re-read; more than the wait list holds count at once.
+ */
+#define MW_SEQ_LATE	64
+
+static void note_seq(struct mw_account *a, uint32_t seq, uint64_t ts)
+{
+	a->seq_seen++;
+	if (!a->seq_known) {
+		a->seq_known = true;
+		a->last_seq = seq;
+		return;
+	}
+	if (seq > a->last_seq) {
+		uint32_t skipped = seq - a->last_seq - 1;
+		uint32_t far = skipped > MW_SEQ_LATE ? skipped - MW_SEQ_LATE : 0;
+
+		for (uint32_t s = a->last_seq + 1 + far; s < seq; s++) {
+			if (a->nseq_wait == MW_ARRAY_SIZE(a->seq_wait)) {
+				far++;
+				continue;
+			}
+			a->seq_wait[a->nseq_wait++] = (struct mw_seq_wait){
+				.seq = s, .due = a->seq_seen + MW_SEQ_LATE, .ts = ts };
+		}
+		if (far) {
+			a->seq_gaps += far;
+			a->need_resync = true;
+		}
+		a->last_seq = seq;
+	} else {
+		for (size_t i = 0; i < a->nseq_wait; i++) {
+			if (a->seq_wait[i].seq == seq) {
+				a->seq_wait[i] = a->seq_wait[--a->nseq_wait];
+				a->seq_late++;
+				break;
+			}
+		}
+	}
+	seq_expire(a, a->seq_seen, 0);
+}
+
+void account_late_overdue(struct mw_account *a, uint64_t now)
+{
+	if (a->busy_ts && now > a->busy_ts + MW_LATE_READ_NS) {
+		a->busy_ts = 0;
 		a->need_resync = true;
 	}
-	a->seq_known = true;
-	a->last_seq = seq;
+	if (a->nseq_wait && now > MW_LATE_READ_NS)
+		seq_expire(a, 0, now - MW_LATE_READ_NS);
 }
 
 /*
@@ -853,7 +906,7 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 			apply_deltas(a, data, len);
 		break;
 	case MW_REC_OP:
-		note_seq(a, h->seq);
+		note_seq(a, h->seq, h->ts);
 		apply_op(a, data, len);
 		if (len >= offsetof(struct mw_op_rec, vmas))
 			callsites_op(&a->sites, data);
@@ -868,7 +921,7 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		callsites_pycode_rec(&a->sites, data, len);
 		break;
 	case MW_REC_REMOTE:
-		note_seq(a, h->seq);
+		note_seq(a, h->seq, h->ts);
 		if (len >= sizeof(struct mw_remote_rec))
 			apply_remote(a, data);
 		break;
@@ -881,7 +934,7 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		}
 		break;
 	case MW_REC_EXEC:
-		note_seq(a, h->seq);
+		note_seq(a, h->seq, h->ts);
 		if (len < sizeof(*t))
 			break;
 		/* A new address space: the old one is gone, the capture side
@@ -896,12 +949,12 @@ static void apply_bpf(struct mw_account *a, const void *data, uint32_t len)
 		/* BPF gives markers no structural number (0, mark.bpf.h);
 		 * streams that numbered them still count. */
 		if (h->seq)
-			note_seq(a, h->seq);
+			note_seq(a, h->seq, h->ts);
 		if (len >= sizeof(struct mw_mark_rec))
 			apply_mark(a, data);
 		break;
 	case MW_REC_EXIT:
-		note_seq(a, h->seq);
+		note_seq(a, h->seq, h->ts);
 		a->exited = true;
 		a->exit_ns = h->ts;
 		if (len >= sizeof(*t) && a->wait_status < 0)
@@ -1074,6 +1127,7 @@ static void apply_state(struct mw_account *a, const struct mw_state *s)
 	memcpy(a->stats, s->stats, sizeof(a->stats));
 	if (!s->final)
 		return;
+	seq_expire(a, 0, UINT64_MAX);	/* nothing more will come */
 	/* Slots never harvested by a structural record. */
 	for (int i = 0; i < MW_SLOTS; i++)
 		if (s->proc.slots[i].vm_start)

@@ -28,7 +28,18 @@ struct mw_account {
 	bool have_kstate;
 	uint64_t stats[MW_NR_STATS];	/* host-wide, from the kernel */
 
-	uint32_t last_seq;	/* structural sequence, to detect lost records */
+	uint32_t last_seq;	/* structural sequence, to detect lost records:
+				 * the highest seen */
+	/* Numbers skipped, waited for: two CPUs can send their records in
+	 * the other order than they took their numbers (note_seq()). */
+	struct mw_seq_wait {
+		uint32_t seq;
+		uint64_t due;	/* seq_seen by which it is lost */
+		uint64_t ts;	/* ... or this + MW_LATE_READ_NS */
+	} seq_wait[8];
+	size_t nseq_wait;
+	uint64_t seq_seen;	/* structural records seen */
+	uint64_t seq_late;	/* ... that came after a later one */
 	uint32_t last_hseq;	/* the last MW_REC_DELTAS applied (its hseq) */
 	bool seq_known;
 	uint64_t seq_gaps;	/* structural records known lost */
@@ -107,7 +118,8 @@ void account_free(struct mw_account *a);
 /* Apply one stream record. */
 void account_feed(struct mw_account *a, const struct mw_srec *r);
 /* now: CLOCK_MONOTONIC ns (the records' clock).  A late read the kernel
- * still owes past MW_LATE_READ_NS asks for a re-read from /proc. */
+ * still owes past MW_LATE_READ_NS asks for a re-read from /proc, and a
+ * record waited for that long counts as lost. */
 #define MW_LATE_READ_NS		(250 * 1000 * 1000ull)
 void account_late_overdue(struct mw_account *a, uint64_t now);
 

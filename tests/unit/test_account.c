@@ -1201,17 +1201,22 @@ TEST(vm_mismatch)
 	noop_op(&a, 2, SEED_VM_PAGES * P);
 	CHECK_EQ_U64(a.vm_mismatches, 1);
 	CHECK(a.need_resync);
-	feed_seed(&a, MW_SEED_RESYNC, 9000, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
+	/* (noop_op()'s call n is at 5000 + n ns) */
+	feed_seed(&a, MW_SEED_RESYNC, 5003, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
 	CHECK(!a.need_resync);
 	noop_op(&a, 3, SEED_VM_PAGES + 1);
 	CHECK_EQ_U64(a.vm_mismatches, 2);
 	CHECK(a.need_resync);
-	feed_seed(&a, MW_SEED_RESYNC, 9100, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
-	noop_op(&a, 4, SEED_VM_PAGES);
+	/* A call from before the layout was read says nothing of it. */
+	feed_seed(&a, MW_SEED_RESYNC, 5005, SB, BRK, SSTACK, seed_maps(), NULL, NULL);
+	noop_op(&a, 4, SEED_VM_PAGES + 1);
+	CHECK_EQ_U64(a.vm_mismatches, 2);
+	CHECK(!a.need_resync);
+	noop_op(&a, 5, SEED_VM_PAGES);
 	CHECK_EQ_U64(a.vm_mismatches, 2);
 	CHECK(!a.need_resync);
 	/* Walk cut short: resync whatever the size says. */
-	struct mw_op_rec *r = op_new(MW_OP_MPROTECT, 5, 9200, TAG, TAG + P, SEED_VM_PAGES);
+	struct mw_op_rec *r = op_new(MW_OP_MPROTECT, 6, 9200, TAG, TAG + P, SEED_VM_PAGES);
 	r->opflags = MW_OPF_WALK_SHORT;
 	feed_op(&a, r);
 	CHECK(a.need_resync);

@@ -677,8 +677,12 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 		break;
 	}
 	account_late_overdue(a, r->hdr.ts);
-	/* Behind where a late read is owed: checked once it is in. */
-	if (!a->busy_ts && model_vm_bytes(m) != (r->total_vm << mw_page_shift)) {
+	/* Behind where a late read is owed: checked once it is in.  A call
+	 * older than the layout read from /proc says nothing of it: the
+	 * layout may hold what later calls did (a re-read while the loader
+	 * was behind made the next records mismatch, and asked for another). */
+	if (!a->busy_ts && r->hdr.ts >= a->seed_ts &&
+	    model_vm_bytes(m) != (r->total_vm << mw_page_shift)) {
 		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
 		       (unsigned long long)model_vm_bytes(m),
 		       (unsigned long long)(r->total_vm << mw_page_shift));
@@ -1070,6 +1074,7 @@ static __attribute__((noinline)) void apply_seed(struct mw_account *a, const str
 	if (!a->pid)
 		a->pid = s->pid;
 	m->now_ns = s->ts;
+	a->seed_ts = s->ts;
 	/* Not model_set_brk(): every kind is derived again below. */
 	m->start_brk = s->start_brk;
 	m->brk = s->brk;

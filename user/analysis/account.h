@@ -77,6 +77,7 @@ struct mw_account {
 	 * in within MW_LATE_READ_NS of the first, and the VM check waits
 	 * for it.  busy_ts: the first such call's time, 0: none pending. */
 	uint64_t busy_ts;
+	uint64_t seed_ts;	/* when the layout held was read from /proc */
 	uint64_t late_reads;	/* ... read late, no /proc re-read */
 	uint64_t execs;
 	/* The end measure (MW_SEED_MEASURE): when, the sums over its VMAs,

@@ -441,7 +441,7 @@ static void serve_control(struct session *s)
 		if (!modelled(t) || (only && t != only))
 			continue;
 		external_check(t, true);
-		if (t->alive && !t->acct->exited && (t->acct->need_resync || t->acct->busy_ts))
+		if (t->alive && !t->acct->exited && (t->acct->need_resync || account_layout_owed(t->acct)))
 			feed_seed(t, MW_SEED_RESYNC);
 		if (!req.iter)
 			walk_arenas(t);

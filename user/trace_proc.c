@@ -681,7 +681,8 @@ void finish(struct target *t, bool exited, int status, uint64_t drain_limit)
 		stop_behind(t, &end);
 	seq = t->acct->last_seq;
 	if (t->alive && !t->acct->exited &&
-	    (model_vm_bytes(&t->acct->model) != account_vm(t->acct) || t->acct->busy_ts))
+	    (model_vm_bytes(&t->acct->model) != account_vm(t->acct) ||
+	     account_layout_owed(t->acct)))
 		t->acct->need_resync = true;
 	if (t->alive && !t->acct->exited && t->acct->need_resync)
 		feed_seed(t, MW_SEED_RESYNC);

@@ -1296,6 +1296,33 @@ TEST(late_read)
 	CHECK(!a.need_resync);
 	CHECK_EQ_U64(a.busy_ts, 0);
 	CHECK_EQ_U64(a.vm_mismatches, 1);
+
+	/* A late read cut short (more VMAs than a record holds): the rest
+	 * is re-read MW_LATE_READ_NS later, not at once, and nothing comes
+	 * to clear it but that re-read.  A call's own walk cut short is
+	 * re-read at once. */
+	const uint64_t T1 = 6 * T0 + MW_LATE_READ_NS;
+
+	r = op_new(MW_OP_REWALK, 10, T1, NEW, NEW + 8 * P, SEED_VM_PAGES);
+	r->opflags = MW_OPF_WALK_SHORT;
+	r->walk_next = NEW + P;
+	feed_op(&a, r);
+	CHECK(!a.need_resync);
+	CHECK_EQ_U64(a.short_ts, T1);
+	r = op_new(MW_OP_REWALK, 11, T1 + 1, TAG, TAG + P, SEED_VM_PAGES);
+	op_vma(r, TAG, TAG + P, RW);
+	feed_op(&a, r);
+	CHECK_EQ_U64(a.short_ts, T1);
+	account_late_overdue(&a, T1 + MW_LATE_READ_NS + 1);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.short_ts, 0);
+	feed_seed(&a, MW_SEED_RESYNC, T1 + MW_LATE_READ_NS + 2, SB, BRK, SSTACK, seed_maps(), NULL,
+		  NULL);
+	r = op_new(MW_OP_MPROTECT, 12, T1 + MW_LATE_READ_NS + 3, TAG, TAG + P, SEED_VM_PAGES);
+	r->opflags = MW_OPF_WALK_SHORT;
+	feed_op(&a, r);
+	CHECK(a.need_resync);
+	CHECK_EQ_U64(a.short_ts, 0);
 	account_free(&a);
 }
 

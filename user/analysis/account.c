@@ -466,8 +466,12 @@ static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
 					  mp->kind != MW_K_SHMEM)))
 			a->need_resync = true;
 	}
-	if (r->opflags & MW_OPF_WALK_SHORT)
+	if ((r->opflags & MW_OPF_WALK_SHORT) && r->op == MW_OP_REWALK) {
+		if (!a->short_ts)
+			a->short_ts = r->hdr.ts ? r->hdr.ts : 1;
+	} else if (r->opflags & MW_OPF_WALK_SHORT) {
 		a->need_resync = true;
+	}
 	/* The kernel reads a range it found locked at the process's next
 	 * event (MW_OP_REWALK): until then the table is behind there. */
 	if ((r->opflags & MW_OPF_FIND_BUSY) && !a->busy_ts)
@@ -681,7 +685,7 @@ static void apply_op(struct mw_account *a, const struct mw_op_rec *r, uint32_t l
 	 * older than the layout read from /proc says nothing of it: the
 	 * layout may hold what later calls did (a re-read while the loader
 	 * was behind made the next records mismatch, and asked for another). */
-	if (!a->busy_ts && r->hdr.ts >= a->seed_ts &&
+	if (!account_layout_owed(a) && r->hdr.ts >= a->seed_ts &&
 	    model_vm_bytes(m) != (r->total_vm << mw_page_shift)) {
 		mw_dbg("VM mismatch after op %u seq %u: model %llu kernel %llu", r->op, r->hdr.seq,
 		       (unsigned long long)model_vm_bytes(m),
@@ -824,6 +828,10 @@ void account_late_overdue(struct mw_account *a, uint64_t now)
 {
 	if (a->busy_ts && now > a->busy_ts + MW_LATE_READ_NS) {
 		a->busy_ts = 0;
+		a->need_resync = true;
+	}
+	if (a->short_ts && now > a->short_ts + MW_LATE_READ_NS) {
+		a->short_ts = 0;
 		a->need_resync = true;
 	}
 	if (a->nseq_wait && now > MW_LATE_READ_NS)
@@ -1120,7 +1128,7 @@ static __attribute__((noinline)) void apply_seed(struct mw_account *a, const str
 		model_classify(m, mp);
 	procfs_maps_free(&pm);
 	a->need_resync = false;
-	a->busy_ts = 0;
+	a->busy_ts = a->short_ts = 0;
 }
 
 /* ---- entry point ------------------------------------------------------- */

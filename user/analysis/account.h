@@ -77,6 +77,11 @@ struct mw_account {
 	 * in within MW_LATE_READ_NS of the first, and the VM check waits
 	 * for it.  busy_ts: the first such call's time, 0: none pending. */
 	uint64_t busy_ts;
+	/* A late read cut short (MW_OPF_WALK_SHORT: the range the kernel
+	 * widened over many threads' calls held more VMAs than a record):
+	 * the rest is re-read from /proc MW_LATE_READ_NS after, not at once
+	 * (250 re-reads in 5 s on stress-ng --madvise's threads). */
+	uint64_t short_ts;
 	uint64_t seed_ts;	/* when the layout held was read from /proc */
 	uint64_t late_reads;	/* ... read late, no /proc re-read */
 	uint64_t execs;
@@ -123,6 +128,11 @@ void account_feed(struct mw_account *a, const struct mw_srec *r);
  * record waited for that long counts as lost. */
 #define MW_LATE_READ_NS		(250 * 1000 * 1000ull)
 void account_late_overdue(struct mw_account *a, uint64_t now);
+/* Part of the layout is owed by a late read: phase ends re-read it. */
+static inline bool account_layout_owed(const struct mw_account *a)
+{
+	return a->busy_ts || a->short_ts;
+}
 
 /* Totals, as /proc/PID/status showed them at the end (bytes). */
 uint64_t account_lost(const struct mw_account *a);

@@ -328,10 +328,16 @@ def containers_case(c, mw, wl, tmp):
             ids[n] = p.stdout.decode().split()[-1]
         # Until each has taken its memory and sleeps: its shell's RSS over
         # 12 MB, its pipeline gone, sleep there (two processes).
+        # A process of the pipeline can exit between the cgroup's listing
+        # and the read of its status: it counts nothing then.
+        def rss_of(pid):
+            try:
+                return status(f"/proc/{pid}/status").get("VmRSS", 0)
+            except OSError:
+                return 0
         deadline = time.time() + 60
         while time.time() < deadline:
-            rss = {n: sum(status(f"/proc/{p}/status").get("VmRSS", 0)
-                          for p in pids_in_cgroup_of(ids[n])) for n in names}
+            rss = {n: sum(rss_of(p) for p in pids_in_cgroup_of(ids[n])) for n in names}
             if all(rss[n] > 12_000_000 * (i + 1) and len(pids_in_cgroup_of(ids[n])) == 2
                    for i, n in enumerate(names)):
                 break

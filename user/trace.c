@@ -441,7 +441,8 @@ static void serve_control(struct session *s)
 		if (!modelled(t) || (only && t != only))
 			continue;
 		external_check(t, true);
-		if (t->alive && !t->acct->exited && (t->acct->need_resync || account_layout_owed(t->acct)))
+		if (t->alive && !t->acct->exited &&
+		    (t->acct->need_resync || account_layout_owed(t->acct)))
 			feed_seed(t, MW_SEED_RESYNC);
 		if (!req.iter)
 			walk_arenas(t);
@@ -650,9 +651,10 @@ static int loop(struct session *s, int *cmd_status)
 		 * none past -d's end (the end re-reads in any case; a re-read
 		 * racing stress-ng --mmap under ASan ran 0.55 s past it). */
 		for_each_target(t, s) {
-			if (modelled(t))
-				account_late_overdue(t->acct, now);
-			if (!modelled(t) || !t->acct->need_resync || !t->alive || now < t->resync_ok ||
+			if (!modelled(t))
+				continue;
+			account_late_overdue(t->acct, now);
+			if (!t->acct->need_resync || !t->alive || now < t->resync_ok ||
 			    capture_behind(s->cap))
 				continue;
 			feed_seed_until(t, MW_SEED_RESYNC, deadline);

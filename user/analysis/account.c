@@ -439,6 +439,22 @@ static void vma_state_from_bpf(const struct mw_op_rec *r, uint32_t i,
 		v->deleted = true;
 }
 
+/* A part of the layout owed since ts (the first time: 0 means none). */
+static void owe_since(uint64_t *since, uint64_t ts)
+{
+	if (!*since)
+		*since = ts ? ts : 1;
+}
+
+/* ... and not in by now: re-read from /proc. */
+static void owed_overdue(struct mw_account *a, uint64_t *since, uint64_t now)
+{
+	if (*since && now > *since + MW_LATE_READ_NS) {
+		*since = 0;
+		a->need_resync = true;
+	}
+}
+
 static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
 			      uint32_t len)
 {
@@ -466,16 +482,15 @@ static void set_reported_vmas(struct mw_account *a, const struct mw_op_rec *r,
 					  mp->kind != MW_K_SHMEM)))
 			a->need_resync = true;
 	}
-	if ((r->opflags & MW_OPF_WALK_SHORT) && r->op == MW_OP_REWALK) {
-		if (!a->short_ts)
-			a->short_ts = r->hdr.ts ? r->hdr.ts : 1;
-	} else if (r->opflags & MW_OPF_WALK_SHORT) {
+	/* A late read cut short: its rest a while later (account.h). */
+	if ((r->opflags & MW_OPF_WALK_SHORT) && r->op == MW_OP_REWALK)
+		owe_since(&a->short_ts, r->hdr.ts);
+	else if (r->opflags & MW_OPF_WALK_SHORT)
 		a->need_resync = true;
-	}
 	/* The kernel reads a range it found locked at the process's next
 	 * event (MW_OP_REWALK): until then the table is behind there. */
-	if ((r->opflags & MW_OPF_FIND_BUSY) && !a->busy_ts)
-		a->busy_ts = r->hdr.ts ? r->hdr.ts : 1;
+	if (r->opflags & MW_OPF_FIND_BUSY)
+		owe_since(&a->busy_ts, r->hdr.ts);
 }
 
 
@@ -826,14 +841,8 @@ static void note_seq(struct mw_account *a, uint32_t seq, uint64_t ts)
 
 void account_late_overdue(struct mw_account *a, uint64_t now)
 {
-	if (a->busy_ts && now > a->busy_ts + MW_LATE_READ_NS) {
-		a->busy_ts = 0;
-		a->need_resync = true;
-	}
-	if (a->short_ts && now > a->short_ts + MW_LATE_READ_NS) {
-		a->short_ts = 0;
-		a->need_resync = true;
-	}
+	owed_overdue(a, &a->busy_ts, now);
+	owed_overdue(a, &a->short_ts, now);
 	if (a->nseq_wait && now > MW_LATE_READ_NS)
 		seq_expire(a, 0, now - MW_LATE_READ_NS);
 }

@@ -110,6 +110,10 @@ static __always_inline void fault_vma_note(struct mw_fault *f, __u64 start, __u6
 struct mw_thread {
 	__u32 sys_op;		/* enum mw_op in progress, 0 none */
 	__u32 walking;		/* reading its user stack (stack.bpf.h) */
+	/* Its process's index in procs as of procs_gen pgen - 1 (0: none),
+	 * noted at its last traced call (syscalls.bpf.h: proc_of_call). */
+	__u32 pidx;
+	__u32 pgen;
 	__u64 sys_args[6];
 	__u64 sys_vm_before;	/* total_vm at syscall entry, pages */
 	__u64 sys_aux[2];	/* op-specific: brk: old brk; shmdt: segment */
@@ -435,11 +439,17 @@ static __always_inline struct mm_struct *current_mm(void)
 	return BPF_CORE_READ(task, mm);
 }
 
-/* VM size is read from the mm itself, so it is exact whatever we missed. */
+/*
+ * VM size is read from the mm itself, so it is exact whatever we missed.
+ * Here and in proc_note_pin() a value is stored only when it changed: the
+ * threads of one process, on several CPUs, would otherwise take the cache
+ * line from each other at every call for an unchanged number.
+ */
 static __always_inline void proc_note_vm(struct mw_proc *p, __u64 total_vm,
 					 __u64 hiwater_vm)
 {
-	p->total_vm = total_vm;
+	if (p->total_vm != total_vm)
+		p->total_vm = total_vm;
 	if (total_vm > p->vm_peak)
 		p->vm_peak = total_vm;
 	if (total_vm > p->phase_vm_peak)
@@ -453,8 +463,10 @@ static __always_inline void proc_note_vm(struct mw_proc *p, __u64 total_vm,
 /* Locked and pinned pages (struct mw_pin), as read from the mm. */
 static __always_inline void proc_note_pin(struct mw_proc *p, __u64 locked, __u64 pinned)
 {
-	p->pin.locked = locked;
-	p->pin.pinned = pinned;
+	if (p->pin.locked != locked)
+		p->pin.locked = locked;
+	if (p->pin.pinned != pinned)
+		p->pin.pinned = pinned;
 	if (locked > p->pin.locked_peak)
 		p->pin.locked_peak = locked;
 	if (pinned > p->pin.pinned_peak)

@@ -261,6 +261,10 @@ $(BUILD)/bench/floor.bpf.o: scripts/bench/floor.bpf.c $(VMLINUX_H) | $(BUILD)/be
 $(BUILD)/bench/floor: scripts/bench/floor.c | $(BUILD)/bench
 	$(CC) $(CFLAGS) $< -lbpf -o $@
 
+# scripts/bench/hotspots' map from JIT addresses to BPF source lines.
+$(BUILD)/bench/bpflines: scripts/bench/bpflines.c | $(BUILD)/bench
+	$(CC) $(CFLAGS) $< -lbpf -o $@
+
 # The quick benchmark regression check: exact counts, no losses, the replay's
 # instructions per record under callgrind (scripts/bench/regress; < 1 min).
 regress: memwatch workloads

@@ -138,6 +138,8 @@ static __always_inline void rewalk(struct mw_proc *p, __u32 tgid, struct task_st
 
 	if (!end || end <= start || (p->flags & MW_PROC_DEAD))
 		return;
+	if (mm_lock_busy(task_mm(task)))
+		return;		/* kept for the next event, as if read busy */
 	p->rewalk_end = 0;
 	sc = scratch_get(0);
 	if (!sc)

@@ -424,6 +424,35 @@ static __always_inline long compat_find_vma(struct task_struct *task, __u64 addr
 #define MW_FIND_VMA(task, addr, pr, cb)	bpf_find_vma(task, addr, cb, pr, 0)
 #endif
 
+/*
+ * Would bpf_find_vma()'s mmap_read_trylock() fail now?  It does while a
+ * writer holds the lock or waits for it (down_read_trylock() and
+ * RWSEM_READ_FAILED_MASK, kernel/locking/rwsem.c, the same bits since
+ * 5.3).  One load, before a walk builds anything: under stress-ng
+ * --madvise (eight threads advising one VMA) most late reads found the lock
+ * taken again, each after clearing a record and calling the helper.  A
+ * lock taken just after this look is still found by the helper; one freed
+ * just after is a busy walk like another.  The compat object's search
+ * takes no lock: never busy there.  PREEMPT_RT's rw_semaphore has no
+ * count: no look.
+ */
+#define MW_RWSEM_READ_FAILED	(0x7ULL | (1ULL << 63))
+
+static __always_inline bool mm_lock_busy(struct mm_struct *mm)
+{
+#ifdef MW_COMPAT
+	return false;
+#else
+	if (!bpf_core_field_exists(mm->mmap_lock.count))
+		return false;
+	if (MW_LD(mm, mmap_lock.count.counter) & MW_RWSEM_READ_FAILED) {
+		stat_inc(MW_STAT_FIND_BUSY);
+		return true;
+	}
+	return false;
+#endif
+}
+
 /* A lookup's result, an mm found locked counted. */
 static __always_inline long vma_found(long err)
 {
@@ -501,6 +530,10 @@ static __always_inline int walk_range(__u64 start, __u64 end, __u32 how, bool pa
 	rec = &sc->op;
 	if (how == MW_WALK_UNMAPPED && MW_LD(task_mm(task), mm_users.counter) <= 1)
 		return 0;
+	if (mm_lock_busy(task_mm(task))) {
+		rec->opflags |= MW_OPF_FIND_BUSY;
+		return 0;
+	}
 
 	for (int i = 0; i < max; i++) {
 		if (addr >= end)

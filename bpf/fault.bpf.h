@@ -35,12 +35,19 @@ static __always_inline struct mw_cpu_fault *cpu_fault(void)
  * what this CPU noted when the task last faulted here (two inlined array
  * lookups), else by tgid (a hash lookup: a call, and the cost of a few
  * dozen instructions on every RSS change and traced syscall on the host). */
-static __always_inline __u32 proc_current_idx(struct task_struct *task, __u32 tgid)
+static __always_inline __u32 procs_gen_now(void)
 {
-	struct mw_cpu_fault *c = cpu_fault();
 	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero);
 
-	if (c && gen && cpu_fault_of(c, task, tgid) && c->gen == *gen)
+	return gen ? *gen : 0;
+}
+
+/* gen: procs_gen_now(), which the caller may have read already. */
+static __always_inline __u32 proc_current_idx(struct task_struct *task, __u32 tgid, __u32 gen)
+{
+	struct mw_cpu_fault *c = cpu_fault();
+
+	if (c && cpu_fault_of(c, task, tgid) && c->gen == gen)
 		return c->traced ? c->pidx : ~0U;
 	return proc_index_of(tgid);
 }
@@ -49,7 +56,7 @@ static __always_inline struct mw_proc *proc_current(struct task_struct *task, __
 {
 	/* One lookup after the branches, so that the verifier carries one
 	 * pointer on through the caller, not one per way of finding it. */
-	return proc_at(proc_current_idx(task, tgid), tgid);
+	return proc_at(proc_current_idx(task, tgid, procs_gen_now()), tgid);
 }
 
 /* Take the faults CPU c counted for its task and gave to no mapping yet

@@ -191,21 +191,19 @@ __noinline int rewalk_bare(__u32 tgid)
 static __always_inline struct mw_proc *proc_of_call(struct task_struct *task, __u32 tgid,
 						    struct mw_thread *t, __u32 gen, __u32 *idx)
 {
-	*idx = t && t->pgen == gen + 1 ? t->pidx : proc_current_idx(task, tgid);
+	*idx = t && t->pgen == gen + 1 ? t->pidx : proc_current_idx(task, tgid, gen);
 	return proc_at(*idx, tgid);
 }
 
 static __always_inline int sys_enter(const __u64 *args, __u32 op)
 {
 	struct task_struct *task = mw_current_task();
-	__u32 tgid = MW_LD(task, tgid), zero = 0, *genp, gen, idx;
+	__u32 tgid = MW_LD(task, tgid), gen = procs_gen_now(), idx;
 	struct mw_thread *t = thread_get(task, false);
 	struct mm_struct *mm;
 	struct mw_proc *p;
 	__u64 arg0 = args[0];
 
-	genp = bpf_map_lookup_elem(&procs_gen, &zero);
-	gen = genp ? *genp : 0;
 	p = proc_of_call(task, tgid, t, gen, &idx);
 	if (!p || (p->flags & MW_PROC_DEAD))
 		return 0;

@@ -31,10 +31,8 @@ static __always_inline struct mw_cpu_fault *cpu_fault(void)
 	return bpf_map_lookup_elem(&fault_cpu, &zero);
 }
 
-/* The state of the current task's process if it is traced, else NULL: from
- * what this CPU noted when the task last faulted here (two inlined array
- * lookups), else by tgid (a hash lookup: a call, and the cost of a few
- * dozen instructions on every RSS change and traced syscall on the host). */
+/* procs' generation: it moves whenever the loader adds or drops a process,
+ * and an index noted under another is stale. */
 static __always_inline __u32 procs_gen_now(void)
 {
 	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero);
@@ -42,7 +40,12 @@ static __always_inline __u32 procs_gen_now(void)
 	return gen ? *gen : 0;
 }
 
-/* gen: procs_gen_now(), which the caller may have read already. */
+/* The index in procs of the current task's process if it is traced, else
+ * ~0: from what this CPU noted when the task last faulted here under
+ * generation gen (procs_gen_now(), which the caller may have read already:
+ * an inlined array lookup), else by tgid (a hash lookup: a call, and the
+ * cost of a few dozen instructions on every RSS change and traced syscall
+ * on the host). */
 static __always_inline __u32 proc_current_idx(struct task_struct *task, __u32 tgid, __u32 gen)
 {
 	struct mw_cpu_fault *c = cpu_fault();
@@ -136,11 +139,11 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 {
 	struct task_struct *task = mw_current_task();
 	struct mw_cpu_fault *c = cpu_fault();
-	__u32 zero = 0, *gen = bpf_map_lookup_elem(&procs_gen, &zero), tgid = MW_LD(task, tgid);
+	__u32 gen = procs_gen_now(), tgid = MW_LD(task, tgid);
 
-	if (!c || !gen)
+	if (!c)
 		return;
-	if (!cpu_fault_of(c, task, tgid) || c->gen != *gen) {
+	if (!cpu_fault_of(c, task, tgid) || c->gen != gen) {
 		/* Count only the faults of traced processes, from when the
 		 * loader added them.  What the last task counted here and
 		 * gave to no mapping (a fault that changed no RSS: copy on
@@ -152,7 +155,7 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 			fault_set_aside(c);
 		c->task = (__u64)task;
 		c->tgid = tgid;
-		c->gen = *gen;
+		c->gen = gen;
 		c->pidx = proc_index_of(tgid);
 		c->traced = proc_at(c->pidx, tgid) != NULL;
 	} else if (c->traced && c->pending && !c->f.kind && c->f.flt != ~0ULL) {

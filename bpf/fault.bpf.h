@@ -72,20 +72,6 @@ static __always_inline __u32 cpu_faults_take(struct mw_cpu_fault *c)
 	return n;
 }
 
-/* The current thread of a traced process enters a traced syscall, or
- * exits: the faults it counted on this CPU go to no mapping, and a fault
- * that failed (SIGSEGV: the fault count did not move) is no longer in
- * progress. */
-static __always_inline void cpu_fault_end(struct task_struct *task)
-{
-	struct mw_cpu_fault *c = cpu_fault();
-
-	if (!c || !cpu_fault_of(c, task, MW_LD(task, tgid)))
-		return;
-	cpu_faults_take(c);
-	c->f.flt = ~0ULL;
-}
-
 /* Key 0's fault, perhaps still in progress, before another task's takes
  * its place: into the CPU's ring (state.bpf.h: fault_cpu). */
 static __always_inline void fault_set_aside(struct mw_cpu_fault *c)
@@ -100,29 +86,61 @@ static __always_inline void fault_set_aside(struct mw_cpu_fault *c)
 }
 
 /*
- * Another task's fault takes CPU c from a traced thread whose last fault
- * here moved no counter (copy on write: no RSS change took it to a slot).
- * It counts in its VMA's slot when that VMA is the one c last found for
- * the process, as it is in a run of such faults; no lookup in another
- * task's mm.  Else it stays in the process's total only.
+ * CPU c's last fault, from a traced thread, moved no counter (copy on
+ * write: no RSS change took it to a slot), and now another task's fault
+ * takes the CPU, the loader's procs change under it, or the thread
+ * exits.  It counts in its VMA's slot: the one c last
+ * found for the process when the fault is inside it and nothing
+ * structural has happened since, as in a run of such faults; else the
+ * slot keyed by the fault's page, which the loader counts in the mapping
+ * that contains it (resolve_fault_vma()'s EBUSY case).  No lookup in
+ * another task's mm.  A fork moves the parent's sequence: the parent's
+ * first copy-on-write fault after it, still here when the loader adds the
+ * child (procs' generation moves), takes the second way.  It went to no
+ * mapping before (tests/workloads/faultkinds: the region had 1023 of its
+ * 1024 now and then).
  */
 static __noinline void cpu_fault_leave(struct mw_cpu_fault *c)
 {
 	struct mw_proc *p;
 	struct mw_slot *s;
+	__u64 key;
 	__u32 tgid;
 
 	if (!c || !c->traced || !c->pending || c->f.kind || c->f.flt == ~0ULL)
 		return;
 	tgid = c->tgid;
 	p = proc_at(c->pidx, tgid);
-	if (!p || !fault_vma_cached(&c->f, tgid, p->seq))
+	if (!p)
 		return;
-	s = slot_get(p, tgid, c->f.cache_start);
+	key = fault_vma_cached(&c->f, tgid, p->seq) ? c->f.cache_start : c->f.addr & MW_PAGE_MASK;
+	if (!key)
+		return;
+	s = slot_get(p, tgid, key);
 	if (!s)
 		return;
 	mw_add(&s->faults, cpu_faults_take(c));
 	slot_note(p, s - p->slots);
+}
+
+/* The current thread of a traced process enters a traced syscall, or
+ * exits: a fault that failed (SIGSEGV: the fault count did not move) is no
+ * longer in progress, and the faults it counted on this CPU go to no
+ * mapping, or, where place (a constant) is set, the one that moved no
+ * counter to its VMA's slot.  Not at a call's entry: each traced call
+ * would carry cpu_fault_leave()'s code (make regress holds sys_enter_tp
+ * to 1,000 instructions loaded), for a copy-on-write fault right before
+ * a traced call. */
+static __always_inline void cpu_fault_end(struct task_struct *task, bool place)
+{
+	struct mw_cpu_fault *c = cpu_fault();
+
+	if (!c || !cpu_fault_of(c, task, MW_LD(task, tgid)))
+		return;
+	if (place && c->pending)
+		cpu_fault_leave(c);
+	cpu_faults_take(c);
+	c->f.flt = ~0ULL;
 }
 
 /* Kernels before 6.2 count a task's own faults in per-task caches (below). */

@@ -221,7 +221,7 @@ static __always_inline int sys_enter(const __u64 *args, __u32 op)
 	t->pidx = idx;
 	t->pgen = gen + 1;
 	mm = task_mm(task);
-	cpu_fault_end(task);
+	cpu_fault_end(task, false);
 	split_look(task, t);	/* before 6.2: its last fault's gains */
 	if (split_rss)
 		split_fault_over(MW_LD(task, tgid));	/* ... and its kind */

@@ -110,7 +110,7 @@ int BPF_PROG(sched_process_exit, struct task_struct *task)
 #endif
 	/* A fault the thread leaves behind on this CPU is over (its process
 	 * counted it as it began: fault.bpf.h). */
-	cpu_fault_end(task);
+	cpu_fault_end(task, true);
 	/* signal->live drops to 0 as the last thread exits (group_dead). */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;

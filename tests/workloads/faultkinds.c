@@ -13,7 +13,11 @@
  *   2. refault: MADV_DONTNEED on the region, then each page written again;
  *   3. copy-on-write: a child is forked (it only waits), the parent writes
  *      each page of the region (no RSS counter moves: an anonymous page for
- *      an anonymous page), then the child is killed and reaped;
+ *      an anonymous page), then the child is killed and reaped.  Both run
+ *      on the CPU the parent was on, and after the parent's first page the
+ *      child faults there once while the parent waits: another task's
+ *      fault on the CPU where the parent's fault that moved no counter
+ *      waits for its mapping (bpf/fault.bpf.h: cpu_fault_leave());
  *   4. file: a byte read from each page of the shared file mapping (fault
  *      around maps up to 16 pages per fault);
  *   5. file again, on the private mapping;
@@ -27,6 +31,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,6 +41,60 @@
 #include "../../include/memwatch.h"
 
 static size_t page;
+
+/* Pin the caller to the CPU it is on; returns the mask it had. */
+static cpu_set_t pin_here(void)
+{
+	cpu_set_t old, one;
+	int cpu = sched_getcpu();
+
+	if (sched_getaffinity(0, sizeof(old), &old))
+		die("sched_getaffinity");
+	CPU_ZERO(&one);
+	CPU_SET(cpu < 0 ? 0 : cpu, &one);
+	if (cpu >= 0 && sched_setaffinity(0, sizeof(one), &one))
+		die("sched_setaffinity");
+	return old;
+}
+
+/*
+ * Iteration 3: fork a child on this CPU, write the region's first page,
+ * and have the child fault once (a page of its own) before the rest.
+ */
+static pid_t cow_with_other_fault(char *region, size_t size)
+{
+	cpu_set_t old = pin_here();
+	int go[2], done[2];
+	pid_t child;
+	char b = 0;
+
+	if (pipe(go) || pipe(done))
+		die("pipe");
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		char *own = map_anon(page);
+
+		if (read(go[0], &b, 1) != 1)
+			_exit(1);
+		own[0] = 1;
+		if (write(done[1], &b, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	region[0] = 1;
+	if (write(go[1], &b, 1) != 1 || read(done[0], &b, 1) != 1)
+		die("child");
+	touch(region, size);
+	sched_setaffinity(0, sizeof(old), &old);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+	return child;
+}
 
 static unsigned read_each(const char *p, size_t len)
 {
@@ -98,8 +157,7 @@ int main(int argc, char **argv)
 
 	ckpt("iter3");
 	MEMWATCH_ITER();
-	child = fork_waiting_child();
-	touch(region, size);
+	child = cow_with_other_fault(region, size);
 	reap_child(child);
 
 	ckpt("iter4");

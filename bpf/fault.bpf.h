@@ -107,7 +107,7 @@ static __noinline void cpu_fault_leave(struct mw_cpu_fault *c)
 	__u64 key;
 	__u32 tgid;
 
-	if (!c || !c->traced || !c->pending || c->f.kind || c->f.flt == ~0ULL)
+	if (!c || !c->traced || !c->pending || c->f.kind || c->f.flt == MW_FLT_NONE)
 		return;
 	tgid = c->tgid;
 	p = proc_at(c->pidx, tgid);
@@ -123,24 +123,32 @@ static __noinline void cpu_fault_leave(struct mw_cpu_fault *c)
 	slot_note(p, s - p->slots);
 }
 
-/* The current thread of a traced process enters a traced syscall, or
- * exits: a fault that failed (SIGSEGV: the fault count did not move) is no
- * longer in progress, and the faults it counted on this CPU go to no
- * mapping, or, where place (a constant) is set, the one that moved no
- * counter to its VMA's slot.  Not at a call's entry: each traced call
- * would carry cpu_fault_leave()'s code (make regress holds sys_enter_tp
- * to 1,000 instructions loaded), for a copy-on-write fault right before
- * a traced call. */
+/*
+ * The current thread of a traced process enters a traced syscall, or exits
+ * (place, a constant): its fault on this CPU is no longer in progress (a
+ * fault that failed, SIGSEGV, did not move the count), so that the call's
+ * own RSS changes do not go to it.  One that moved no counter (copy on
+ * write) still counts in its VMA's slot: at the exit now, at a call's
+ * entry when the thread faults here next or another task's fault takes
+ * the CPU (MW_FLT_LEFT).  Placing it at the entry would carry
+ * cpu_fault_leave()'s code into every traced call (make regress holds
+ * sys_enter_tp to 1,000 instructions loaded).
+ */
 static __always_inline void cpu_fault_end(struct task_struct *task, bool place)
 {
 	struct mw_cpu_fault *c = cpu_fault();
 
 	if (!c || !cpu_fault_of(c, task, MW_LD(task, tgid)))
 		return;
-	if (place && c->pending)
+	if (c->pending && !c->f.kind && c->f.flt != MW_FLT_NONE) {
+		if (!place) {
+			c->f.flt = MW_FLT_LEFT;
+			return;
+		}
 		cpu_fault_leave(c);
+	}
 	cpu_faults_take(c);
-	c->f.flt = ~0ULL;
+	c->f.flt = MW_FLT_NONE;
 }
 
 /* Kernels before 6.2 count a task's own faults in per-task caches (below). */
@@ -169,17 +177,18 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 		 * and in its mapping's where that is known. */
 		cpu_fault_leave(c);
 		cpu_faults_take(c);
-		if (c->traced && c->f.flt != ~0ULL)
+		if (c->traced && c->f.flt != MW_FLT_NONE && c->f.flt != MW_FLT_LEFT)
 			fault_set_aside(c);
 		c->task = (__u64)task;
 		c->tgid = tgid;
 		c->gen = gen;
 		c->pidx = proc_index_of(tgid);
 		c->traced = proc_at(c->pidx, tgid) != NULL;
-	} else if (c->traced && c->pending && !c->f.kind && c->f.flt != ~0ULL) {
+	} else if (c->traced && c->pending && !c->f.kind && c->f.flt != MW_FLT_NONE) {
 		/* Its last fault here moved no counter (copy on write, a
-		 * write-protect fault): it counts in its own VMA's slot, not
-		 * in that of the next fault that moves one. */
+		 * write-protect fault), in progress till now or over
+		 * (MW_FLT_LEFT): it counts in its own VMA's slot, not in
+		 * that of the next fault that moves one. */
 		cpu_fault_slot(proc_at(c->pidx, tgid), tgid, task, c);
 	}
 	c->kernel = !user;

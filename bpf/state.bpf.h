@@ -75,6 +75,11 @@ struct {
 } mm_owner SEC(".maps");
 
 #define MW_FAULT_VMA_UNKNOWN (~0ULL)	/* not looked up yet */
+/* mw_fault.flt of no fault in progress, and of one that is over, moved no
+ * counter and still waits for its VMA's slot (fault.bpf.h: cpu_fault_end()):
+ * neither equals a task's count of faults. */
+#define MW_FLT_NONE (~0ULL)
+#define MW_FLT_LEFT (~1ULL)
 
 /* A fault in progress, and the VMA the last lookup found. */
 struct mw_fault {

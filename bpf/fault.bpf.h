@@ -85,20 +85,27 @@ static __always_inline void fault_set_aside(struct mw_cpu_fault *c)
 	r->pending = 0;		/* for the task that takes its place */
 }
 
+/* Does CPU c's last fault wait for its VMA's slot?  Counted (pending),
+ * it moved no counter (copy on write: no RSS change took it to a slot),
+ * and it is in progress or over (MW_FLT_LEFT), not gone. */
+static __always_inline bool cpu_fault_waits(const struct mw_cpu_fault *c)
+{
+	return c->pending && !c->f.kind && c->f.flt != MW_FLT_NONE;
+}
+
 /*
- * CPU c's last fault, from a traced thread, moved no counter (copy on
- * write: no RSS change took it to a slot), and now another task's fault
- * takes the CPU, the loader's procs change under it, or the thread
- * exits.  It counts in its VMA's slot: the one c last
- * found for the process when the fault is inside it and nothing
- * structural has happened since, as in a run of such faults; else the
- * slot keyed by the fault's page, which the loader counts in the mapping
- * that contains it (resolve_fault_vma()'s EBUSY case).  No lookup in
- * another task's mm.  A fork moves the parent's sequence: the parent's
- * first copy-on-write fault after it, still here when the loader adds the
- * child (procs' generation moves), takes the second way.  It went to no
- * mapping before (tests/workloads/faultkinds: the region had 1023 of its
- * 1024 now and then).
+ * CPU c's last fault, from a traced thread, waits for its slot, and now
+ * another task's fault takes the CPU, the loader's procs change under it,
+ * or the thread exits.  It counts in its VMA's slot: the one c last found
+ * for the process when the fault is inside it and nothing structural has
+ * happened since, as in a run of such faults; else the slot keyed by the
+ * fault's page, which the loader counts in the mapping that contains it
+ * (resolve_fault_vma()'s EBUSY case).  No lookup in another task's mm.  A
+ * fork moves the parent's sequence: the parent's first copy-on-write
+ * fault after it, still here when the loader adds the child (procs'
+ * generation moves), takes the second way.  It went to no mapping before
+ * (tests/workloads/faultkinds: the region had 1023 of its 1024 now and
+ * then).
  */
 static __noinline void cpu_fault_leave(struct mw_cpu_fault *c)
 {
@@ -107,7 +114,7 @@ static __noinline void cpu_fault_leave(struct mw_cpu_fault *c)
 	__u64 key;
 	__u32 tgid;
 
-	if (!c || !c->traced || !c->pending || c->f.kind || c->f.flt == MW_FLT_NONE)
+	if (!c || !c->traced || !cpu_fault_waits(c))
 		return;
 	tgid = c->tgid;
 	p = proc_at(c->pidx, tgid);
@@ -140,7 +147,7 @@ static __always_inline void cpu_fault_end(struct task_struct *task, bool place)
 
 	if (!c || !cpu_fault_of(c, task, MW_LD(task, tgid)))
 		return;
-	if (c->pending && !c->f.kind && c->f.flt != MW_FLT_NONE) {
+	if (cpu_fault_waits(c)) {
 		if (!place) {
 			c->f.flt = MW_FLT_LEFT;
 			return;
@@ -184,7 +191,7 @@ static __always_inline void on_fault(void *ctx, __u64 addr, bool user)
 		c->gen = gen;
 		c->pidx = proc_index_of(tgid);
 		c->traced = proc_at(c->pidx, tgid) != NULL;
-	} else if (c->traced && c->pending && !c->f.kind && c->f.flt != MW_FLT_NONE) {
+	} else if (c->traced && cpu_fault_waits(c)) {
 		/* Its last fault here moved no counter (copy on write, a
 		 * write-protect fault), in progress till now or over
 		 * (MW_FLT_LEFT): it counts in its own VMA's slot, not in

@@ -417,6 +417,28 @@ static bool is_memwatch(pid_t pid)
 	       a.st_ino == b.st_ino;
 }
 
+/*
+ * Before a socket mark: the mappings due a measure (RSS a driver or
+ * get_user_pages() changed outside any fault: io_uring_register's pins
+ * on 5.10, under load) are measured now, so that what the process did
+ * before it asked lands in the phase it ends.  The main loop's try may
+ * have found the process inside a call, and external_check() only
+ * measures when the count of other contexts' changes moved since: try
+ * again until caught up (a sample's harvest may be in flight), for at
+ * most 50 ms a mark over all its processes.
+ */
+#define MW_MARK_SETTLE_NS	(50 * MW_NS_PER_MS)
+
+static void settle_rechecks(struct target *t, uint64_t limit)
+{
+	const struct timespec ms = { .tv_nsec = MW_NS_PER_MS };
+
+	while (!reconcile_splits(t, false) && mw_now_ns() < limit) {
+		nanosleep(&ms, NULL);
+		drain(t->s, limit);
+	}
+}
+
 /* One 'memwatch mark' request, if one is waiting.  With -f it marks the
  * process that asks, if it has a model (include/memwatch_mark.*), else
  * every process of the tree (`memwatch mark`, from anywhere). */
@@ -425,6 +447,7 @@ static void serve_control(struct session *s)
 	struct mw_control_req req;
 	struct target *t, *only = NULL;
 	int c = control_accept(&s->ctl, &req);
+	uint64_t settle;
 	bool ok = true;
 
 	if (c < 0)
@@ -437,10 +460,12 @@ static void serve_control(struct session *s)
 	 * measured again, so that both land in what ends here; so is a
 	 * layout a call could not read (bpf/syscalls.bpf.h: rewalk()). */
 	drain(s, mw_now_ns() + MW_HEAPWALK_NS);
+	settle = mw_now_ns() + MW_MARK_SETTLE_NS;	/* for all of them */
 	for_each_target(t, s) {
 		if (!modelled(t) || (only && t != only))
 			continue;
 		external_check(t, true);
+		settle_rechecks(t, settle);
 		if (t->alive && !t->acct->exited &&
 		    (t->acct->need_resync || account_layout_owed(t->acct)))
 			feed_seed(t, MW_SEED_RESYNC);

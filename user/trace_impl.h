@@ -94,7 +94,7 @@ void python_recheck(struct session *s);
 void sink(void *ctx, const struct mw_srec *in);
 int oracle_pagemap(void *ctx, uint64_t start, uint64_t end, uint64_t *anon, uint64_t *file);
 bool drain(struct session *s, uint64_t limit);
-void reconcile_splits(struct target *t, bool held);
+bool reconcile_splits(struct target *t, bool held);
 void external_check(struct target *t, bool force);
 void walk_arenas(struct target *t);
 void catch_up(struct target *t);

@@ -449,15 +449,19 @@ static void slots_in(const struct mw_proc *k, uint64_t start, uint64_t end,
  * held: the process is stopped at its exit and the buffer drained, so
  * nothing more is in flight: caught up even if records were lost on the way
  * (the kernel's sequence then runs ahead of ours for good).
+ * Returns false when not caught up (nothing measured: ask again later),
+ * true when there was nothing to measure, no state to read, or the
+ * mappings were looked at.
  */
-void reconcile_splits(struct target *t, bool held)
+bool reconcile_splits(struct target *t, bool held)
 {
 	const struct mw_model *m = &t->acct->model;
 	struct mw_proc *k = NULL, *k2 = NULL;
 	const struct mw_mapping *mp, *next;
+	bool looked = false;
 
 	if (!m->nrecheck || !t->alive || t->acct->exited)
-		return;
+		return true;
 	k = mw_xcalloc(1, sizeof(*k));
 	k2 = mw_xcalloc(1, sizeof(*k2));
 	/* Caught up: every structural record the kernel emitted is applied,
@@ -465,14 +469,18 @@ void reconcile_splits(struct target *t, bool held)
 	 * that pagemap shows already and the slots no longer do (a sample's
 	 * harvest, taken by the sampler thread: brk -p under load, the heap
 	 * +1 MiB). */
-	if (capture_proc_read(t->s->cap, t->pid, k) ||
-	    (!held && (k->seq != t->acct->last_seq || t->acct->nseq_wait || k->in_sys)))
+	if (capture_proc_read(t->s->cap, t->pid, k)) {
+		looked = true;	/* no state: nothing to wait for */
+		goto out;
+	}
+	if (!held && (k->seq != t->acct->last_seq || t->acct->nseq_wait || k->in_sys))
 		goto out;
 	/* Held too: 'memwatch mark' harvests from our side.  Records lost on
 	 * the way leave the count ahead for good: held, nothing is in flight. */
 	if ((uint32_t)k->harvests != t->acct->last_hseq && !(held && k->lost))
 		goto out;
 	t->acct->concurrent |= k->reorders != 0;
+	looked = true;
 	/* The walk may clear mp's recheck (feed: MW_S_RECONCILE), not others'. */
 	for (mp = TAILQ_FIRST(&m->recheck); mp; mp = next) {
 		struct mw_reconcile rc = { .start = mp->start, .end = mp->end };
@@ -505,6 +513,7 @@ void reconcile_splits(struct target *t, bool held)
 out:
 	free(k);
 	free(k2);
+	return looked;
 }
 
 /* How often other contexts' changes may have every mapping measured again,

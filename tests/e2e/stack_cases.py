@@ -233,7 +233,9 @@ def check_site_cache(c, mw, wl, d):
     # unwind), longer under TCG beside another guest (57% and 67% from
     # the cache on 6.12-amd64).  The share is a matter of speed, held on
     # this machine by make regress (90%); here, that the cache serves.
-    c.check(rec >= 4 * 2000 and on.get("site_cached", 0) >= rec // 4,
+    # Each iteration sends 4 stacks, or 3 where the mapping's first fault
+    # has none (below: the arm64-16k guest once sent 6,015).
+    c.check(rec >= 3 * 2000 and on.get("site_cached", 0) >= rec // 4,
             f"site cache: at least a quarter of {rec} stacks sent without a copy "
             f"({on.get('site_cached')})")
     c.eq(on.get("site_cache_missed"), 0, "site cache: every stack sent as cached had its frames")

@@ -422,22 +422,10 @@ static bool is_memwatch(pid_t pid)
  * get_user_pages() changed outside any fault: io_uring_register's pins
  * on 5.10, under load) are measured now, so that what the process did
  * before it asked lands in the phase it ends.  The main loop's try may
- * have found the process inside a call, and external_check() only
- * measures when the count of other contexts' changes moved since: try
- * again until caught up (a sample's harvest may be in flight), for at
- * most 50 ms a mark over all its processes.
+ * have found the process inside a call: tried again until caught up, for
+ * at most 50 ms a mark over all its processes (measure_due()).
  */
 #define MW_MARK_SETTLE_NS	(50 * MW_NS_PER_MS)
-
-static void settle_rechecks(struct target *t, uint64_t limit)
-{
-	const struct timespec ms = { .tv_nsec = MW_NS_PER_MS };
-
-	while (!reconcile_splits(t, false) && mw_now_ns() < limit) {
-		nanosleep(&ms, NULL);
-		drain(t->s, limit);
-	}
-}
 
 /* One 'memwatch mark' request, if one is waiting.  With -f it marks the
  * process that asks, if it has a model (include/memwatch_mark.*), else
@@ -464,8 +452,7 @@ static void serve_control(struct session *s)
 	for_each_target(t, s) {
 		if (!modelled(t) || (only && t != only))
 			continue;
-		external_check(t, true);
-		settle_rechecks(t, settle);
+		measure_due(t, settle);
 		if (t->alive && !t->acct->exited &&
 		    (t->acct->need_resync || account_layout_owed(t->acct)))
 			feed_seed(t, MW_SEED_RESYNC);

@@ -96,6 +96,7 @@ int oracle_pagemap(void *ctx, uint64_t start, uint64_t end, uint64_t *anon, uint
 bool drain(struct session *s, uint64_t limit);
 bool reconcile_splits(struct target *t, bool held);
 void external_check(struct target *t, bool force);
+void measure_due(struct target *t, uint64_t limit);
 void walk_arenas(struct target *t);
 void catch_up(struct target *t);
 void finish(struct target *t, bool exited, int status, uint64_t drain_limit);

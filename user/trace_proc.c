@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "capture/capture.h"
@@ -551,6 +552,23 @@ void external_check(struct target *t, bool force)
 	free(k);
 }
 
+/*
+ * At a boundary (a socket mark, the end of a trace): other contexts'
+ * changes looked at now, and the mappings due a measure read from pagemap
+ * once caught up with the kernel, tried again until limit while not (the
+ * process inside a call, a sample's harvest in flight); 0: one try.
+ */
+void measure_due(struct target *t, uint64_t limit)
+{
+	const struct timespec ms = { .tv_nsec = MW_NS_PER_MS };
+
+	external_check(t, true);
+	while (!reconcile_splits(t, false) && mw_now_ns() < limit) {
+		nanosleep(&ms, NULL);
+		drain(t->s, limit);
+	}
+}
+
 /* Apply what the ring buffer holds until it is empty, or until limit (0:
  * none; the producer is held or gone).  Returns false if some is left. */
 bool drain(struct session *s, uint64_t limit)
@@ -707,8 +725,7 @@ void finish(struct target *t, bool exited, int status, uint64_t drain_limit)
 		model_for_each(mp, &t->acct->model)
 			model_set_recheck(&t->acct->model, mp, true);
 	}
-	external_check(t, true);
-	reconcile_splits(t, false);
+	measure_due(t, 0);
 	/* Pss, Locked, ...: under a deadline, given up rather than end late
 	 * (the report then has no "smaps"). */
 	if (t->alive && !t->acct->exited &&

@@ -1052,7 +1052,7 @@ int capture_attach_markers(struct mw_capture *c, pid_t pid, const char *exe,
 		if (bank) {	/* program i of the bank, its cookie in a map */
 			struct bpf_map *m = bpf_object__find_map_by_name(c->skel->obj,
 									 "uprobe_cookie");
-			char name[32];
+			char name[48];
 			__u32 k = (__u32)i;
 
 			snprintf(name, sizeof(name), "mark_uprobe_%zu", i);

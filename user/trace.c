@@ -216,6 +216,8 @@ static int start_target(struct session *s, const struct trace_opts *o)
 		kill(pid, SIGKILL);
 		return MW_EXIT_RUNTIME;
 	}
+	if (o->cmd && s->py)
+		python_find_exec(s);	/* held at its exec until now */
 	return 0;
 }
 
@@ -240,6 +242,10 @@ static bool reap_child(struct session *s, int *status, bool block)
 				t->exit_stop_ns = mw_now_ns();
 			catch_up(t);
 			launch_continue(t->pid);
+			break;
+		case LAUNCH_EXECED:
+			if (s->py)
+				python_find_exec(s);
 			break;
 		default:
 			return false;
@@ -375,6 +381,10 @@ static bool tree_poll(struct session *s, int *root_status)
 					t->have_last = !procfs_read_status(t->pid, &t->last);
 			}
 			launch_tree_continue(s->tree, ev.pid);
+			break;
+		case LAUNCH_EXECED:
+			if (s->py && s->root && ev.pid == s->root->pid)
+				python_find_exec(s);
 			break;
 		case LAUNCH_GONE:
 			if ((t = target_of(s, ev.pid))) {
@@ -600,6 +610,22 @@ static void end_all(struct session *s, bool exited, int status, uint64_t limit)
 		target_end(s->v[s->n - 1], false, -1, limit);
 }
 
+/*
+ * For the tests (docs/testing.md): MEMWATCH_TEST_LAG_MS=N starts the loop N
+ * ms behind the process, as a loader busy unwinding the first stacks under
+ * load is.  What must not wait for the loop (finding a Python interpreter)
+ * is shown not to.
+ */
+static void test_lag(void)
+{
+	const char *e = getenv("MEMWATCH_TEST_LAG_MS");
+	long ms = e ? strtol(e, NULL, 10) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * MW_NS_PER_MS };
+
+	if (ms > 0 && ms <= 10000)
+		nanosleep(&ts, NULL);
+}
+
 static int loop(struct session *s, int *cmd_status)
 {
 	const struct trace_opts *o = s->o;
@@ -612,6 +638,7 @@ static int loop(struct session *s, int *cmd_status)
 	struct target *t;
 
 	sampler_start(&sp, s);
+	test_lag();
 	for (;;) {
 		n = wait_events(s, 50);
 		if (n < 0 && n != -EINTR) {

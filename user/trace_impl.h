@@ -89,6 +89,9 @@ void feed(struct target *t, const struct mw_srec *r);
 int feed_seed_until(struct target *t, enum mw_seed_mode mode, uint64_t until);
 void feed_seed(struct target *t, enum mw_seed_mode mode);
 void python_find(struct session *s);
+/* At an exec: python_find(), waiting for ld.so to map a libpython the
+ * program links. */
+void python_find_exec(struct session *s);
 void python_recheck(struct session *s);
 /* Every ring-buffer record passes here on its way to the analysis. */
 void sink(void *ctx, const struct mw_srec *in);

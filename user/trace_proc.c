@@ -140,6 +140,40 @@ void python_find(struct session *s)
 }
 
 /*
+ * An exec of a program that links libpython (pyenv's python3.12, any
+ * --enable-shared build): ld.so maps the library a millisecond or so after
+ * the exec, and the interpreter runs a script's first line some 25 ms
+ * after that here.  The records of that mapping come behind the stacks of
+ * ld.so's earlier calls, which the loop unwinds first (15 ms for the first
+ * one, 25 ms under ASan, more under load), and a script that allocated at
+ * once went without Python frames.  So at the exec (its record, or the
+ * loop letting go a process held at it) the loader looks for the library
+ * itself until ld.so has mapped it, for at most this long.
+ */
+#define MW_PY_LD_WAIT_NS	(20 * MW_NS_PER_MS)
+#define MW_PY_LD_POLL_NS	(250 * 1000)
+
+void python_find_exec(struct session *s)
+{
+	struct timespec ts = { 0, MW_PY_LD_POLL_NS };
+	struct pm_status ps;
+	uint64_t until;
+
+	python_find(s);
+	if (python_settled(s->py) || !python_links_lib(s->py))
+		return;
+	/* Held at its exec ('-- CMD', -f): ld.so runs once the loop lets
+	 * it go, and looks then (LAUNCH_EXECED). */
+	if (!procfs_read_status(s->root->pid, &ps) && ps.state == 't')
+		return;
+	until = mw_now_ns() + MW_PY_LD_WAIT_NS;
+	while (!python_settled(s->py) && mw_now_ns() < until) {
+		nanosleep(&ts, NULL);
+		python_find(s);
+	}
+}
+
+/*
  * The loop can be far behind the process (symbolising the stacks of what
  * ran before): a "chroot DIR python3" had run its script for 100 ms by the
  * time its exec's record was read, and the walk had not started.  So each
@@ -373,7 +407,7 @@ void sink(void *ctx, const struct mw_srec *in)
 		python_reset(t->s->py);
 		capture_python_set(t->s->cap, t->pid, NULL);
 		t->s->py_epoch++;
-		python_find(t->s);
+		python_find_exec(t->s);
 	}
 }
 

@@ -116,8 +116,11 @@ enum launch_event launch_poll(pid_t pid, int *status, bool block)
 		sig = WSTOPSIG(*status);
 		if (sig == SIGTRAP && (*status >> 16) == PTRACE_EVENT_EXIT)
 			return LAUNCH_AT_EXIT;
-		if (sig == SIGTRAP)
-			sig = 0;	/* after a later execve: ours, not its */
+		if (sig == SIGTRAP) {
+			/* After a later execve: ours, not its. */
+			ptrace(PTRACE_CONT, pid, NULL, NULL);
+			return LAUNCH_EXECED;
+		}
 		if (is_stop_signal(sig))
 			ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)sig);
 		else
@@ -285,6 +288,11 @@ enum launch_event launch_tree_poll(struct launch_tree *t, struct launch_ev *ev, 
 			*ev = (struct launch_ev){ .pid = r, .exec = true,
 						  .ppid = procfs_read_status(r, &ps) ? 0 : ps.ppid };
 			return LAUNCH_BORN;
+		}
+		if (sig == SIGTRAP && event == PTRACE_EVENT_EXEC && (what & TID_LEADER)) {
+			ptrace(PTRACE_CONT, r, NULL, NULL);
+			*ev = (struct launch_ev){ .pid = r };
+			return LAUNCH_EXECED;
 		}
 		if (event == PTRACE_EVENT_STOP || (sig == SIGTRAP && event))
 			sig = 0;	/* ours: an event, or a seized tracee's stop */

@@ -28,6 +28,7 @@ enum launch_event {
 	LAUNCH_AT_EXIT,		/* stopped at its exit: call launch_continue() */
 	LAUNCH_GONE,		/* exited or killed: *status is set */
 	LAUNCH_BORN,		/* -f: a new process, stopped (launch_tree_poll) */
+	LAUNCH_EXECED,		/* held at an execve, let go now: ld.so runs */
 };
 
 /* -p: hold a running process at its exit too (PTRACE_SEIZE, nothing else

@@ -216,6 +216,51 @@ static int elf_syms_of(pid_t pid, const char *path, struct elf_syms *out)
 	return 0;
 }
 
+/* Whether an ELF file's dynamic section needs a libpython (DT_NEEDED). */
+static bool needs_libpython(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		GElf_Dyn dyn;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_NEEDED &&
+			    (name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) &&
+			    !strncmp(name, "libpython", 9))
+				return true;
+		}
+	}
+	return false;
+}
+
+bool python_links_lib(const struct mw_python *py)
+{
+	char exe[64];
+	bool yes = false;
+	Elf *elf;
+	int fd;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", py->pid);
+	if ((fd = open(exe, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	if ((elf = elf_begin(fd, ELF_C_READ, NULL))) {
+		yes = needs_libpython(elf);
+		elf_end(elf);
+	}
+	close(fd);
+	return yes;
+}
+
 /* "3.12" from a name like python3.12, libpython3.12.so.1.0; NULL if none. */
 static const char *name_version(const char *path, char *buf, size_t len)
 {

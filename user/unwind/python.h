@@ -39,6 +39,9 @@ bool python_target(const struct mw_python *py, struct mw_py_target *t);
 const struct mw_py_layout *python_layout(unsigned int minor);
 /* Found, or given up on, until the next exec. */
 bool python_settled(const struct mw_python *py);
+/* Does the process's executable link a libpython (a --enable-shared
+ * build: pyenv's, an embedding program's), which ld.so maps before main? */
+bool python_links_lib(const struct mw_python *py);
 /* Might a mapping of this file hold an interpreter (python3.X, libpython)? */
 bool python_path_candidate(const char *path);
 

@@ -144,9 +144,10 @@ void python_find(struct session *s)
  * --enable-shared build): ld.so maps the library a millisecond or so after
  * the exec, and the interpreter runs a script's first line some 25 ms
  * after that here.  The records of that mapping come behind the stacks of
- * ld.so's earlier calls, which the loop unwinds first (15 ms for the first
- * one, 25 ms under ASan, more under load), and a script that allocated at
- * once went without Python frames.  So at the exec (its record, or the
+ * ld.so's earlier calls, which the loop unwinds first (the first takes 11
+ * ms): they were read 15 ms after they were written, 25 ms under ASan, more
+ * under load, and a script that allocated at once went without Python
+ * frames.  So at the exec (its record, or the
  * loop letting go a process held at it) the loader looks for the library
  * itself until ld.so has mapped it, for at most this long.
  */

@@ -235,7 +235,7 @@ static bool needs_libpython(Elf *elf)
 				break;
 			if (dyn.d_tag == DT_NEEDED &&
 			    (name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) &&
-			    !strncmp(name, "libpython", 9))
+			    python_path_candidate(name))
 				return true;
 		}
 	}

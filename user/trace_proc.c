@@ -147,9 +147,9 @@ void python_find(struct session *s)
  * ld.so's earlier calls, which the loop unwinds first (the first takes 11
  * ms): they were read 15 ms after they were written, 25 ms under ASan, more
  * under load, and a script that allocated at once went without Python
- * frames.  So at the exec (its record, or the
- * loop letting go a process held at it) the loader looks for the library
- * itself until ld.so has mapped it, for at most this long.
+ * frames.  So at the exec (its record, or the loop letting go a process
+ * held at it) the loader looks for the library itself until ld.so has
+ * mapped it, for at most this long.
  */
 #define MW_PY_LD_WAIT_NS	(20 * MW_NS_PER_MS)
 #define MW_PY_LD_POLL_NS	(250 * 1000)

@@ -15,7 +15,7 @@
 #include <linux/types.h>
 #endif
 
-#define MW_ABI_VERSION	10
+#define MW_ABI_VERSION	11
 
 #define MW_COMM_LEN	16
 #define MW_UPROBE_BANK	16	/* compat object: --phase-at/--iter specs (mark.bpf.h) */
@@ -523,6 +523,16 @@ struct mw_cpu_offsets {
 #define MW_W_DELTA_SHIFT	7
 #define MW_W_VAL_SHIFT		23
 
+/*
+ * A range a call could not read is read at the process's next event
+ * (MW_OP_REWALK); the loader waits MW_LATE_READ_NS for that read before it
+ * re-reads /proc.  While one is owed and the loader was told so within
+ * MW_LATE_FOLD_NS, a call that read no VMA and moved no RSS adds its range
+ * to it without a record of its own (bpf/syscalls.bpf.h late_fold()).
+ */
+#define MW_LATE_READ_NS		(250 * 1000 * 1000ull)
+#define MW_LATE_FOLD_NS		(MW_LATE_READ_NS / 10)
+
 struct mw_proc {
 	__u32 flags;		/* MW_PROC_* */
 	__u32 seq;		/* structural records emitted */
@@ -568,6 +578,10 @@ struct mw_proc {
 	__u64 xol_start;	/* the kernel's [uprobes] page, once reported */
 	__u64 rewalk_start, rewalk_end;	/* VMAs a call could not read: its mm
 				 * was locked (bpf_find_vma -EBUSY) */
+	__u64 late_told;	/* ns: the last record that said a late read
+				 * was owed (MW_OPF_FIND_BUSY) */
+	__u64 late_folded;	/* calls that read no VMA and changed no RSS
+				 * while one was owed: in it, no record */
 	struct mw_pin pin;	/* VmLck, VmPin; peaks since the last phase mark */
 	__u64 locked_peak, pinned_peak;	/* pages, highest seen while traced */
 	struct mw_slot slots[MW_SLOTS];

@@ -15,7 +15,7 @@
 
 #include "memwatch.h"
 
-#define MW_STREAM_VERSION	11
+#define MW_STREAM_VERSION	12
 
 enum mw_srec_kind {
 	MW_S_BPF = 1,	/* a ring-buffer record: struct mw_rec_hdr first */

@@ -182,7 +182,7 @@ def late_walk_case(c, mw, wl, tmp):
     """A call's VMAs read late: with MEMWATCH_DISABLE=exit_walk every call's
     walk at its exit fails as when bpf_find_vma finds the mm locked
     (khugepaged, a writer waiting: seen under load in the 6.12 guest), and
-    the process's next call or marker reads them (rewalk).  Each phase
+    the process's next marker or call that can unmap reads them (rewalk).  Each phase
     still ends with the device VM smaps shows; without the re-read every
     phase said 0."""
     ck = os.path.join(tmp, "ckl")

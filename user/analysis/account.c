@@ -598,11 +598,12 @@ static void debug_op(const struct mw_op_rec *r)
 {
 	if (mw_verbose < 3)
 		return;
-	mw_dbg("op %u seq %u tid %u [%llx,%llx) [%llx,%llx) ret %llx args %llx %llx %llx vmas %u rss %lld/%lld tvm %llu",
+	mw_dbg("op %u seq %u tid %u [%llx,%llx) [%llx,%llx) ret %llx args %llx %llx %llx %llx opflags %x vmas %u rss %lld/%lld tvm %llu",
 	       r->op, r->hdr.seq, r->hdr.tid, (unsigned long long)r->start, (unsigned long long)r->end,
 	       (unsigned long long)r->start2, (unsigned long long)r->end2,
 	       (unsigned long long)r->ret, (unsigned long long)r->args[0],
-	       (unsigned long long)r->args[1], (unsigned long long)r->args[3], r->nr_vmas,
+	       (unsigned long long)r->args[1], (unsigned long long)r->args[2],
+	       (unsigned long long)r->args[3], r->opflags, r->nr_vmas,
 	       (long long)r->rss_delta[MW_ANON], (long long)r->rss_delta[MW_FILE],
 	       (unsigned long long)r->total_vm);
 	for (uint32_t i = 0; i < r->nr_vmas && i < MW_MAX_VMAS; i++)

@@ -124,9 +124,8 @@ void account_free(struct mw_account *a);
 /* Apply one stream record. */
 void account_feed(struct mw_account *a, const struct mw_srec *r);
 /* now: CLOCK_MONOTONIC ns (the records' clock).  A late read the kernel
- * still owes past MW_LATE_READ_NS asks for a re-read from /proc, and a
- * record waited for that long counts as lost. */
-#define MW_LATE_READ_NS		(250 * 1000 * 1000ull)
+ * still owes past MW_LATE_READ_NS (memwatch.h) asks for a re-read from
+ * /proc, and a record waited for that long counts as lost. */
 void account_late_overdue(struct mw_account *a, uint64_t now);
 /* Part of the layout is owed by a late read: phase ends re-read it. */
 static inline bool account_layout_owed(const struct mw_account *a)

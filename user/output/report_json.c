@@ -473,6 +473,7 @@ static json_t *diagnostics_json(const struct mw_account *a)
 			    json_integer(a->stats[MW_STAT_THREAD_FAIL]));
 	json_object_set_new(d, "find_vma_busy", json_integer(a->stats[MW_STAT_FIND_BUSY]));
 	json_object_set_new(d, "late_reads", json_integer(a->late_reads));
+	json_object_set_new(d, "late_read_calls_folded", json_integer(a->kstate.late_folded));
 	json_object_set_new(d, "records_out_of_order", json_integer(a->seq_late));
 	json_object_set_new(d, "splits_by_size", json_integer(a->model.split_guesses));
 	/* Over all CPUs: faults whose RSS change came on another CPU (found

@@ -275,6 +275,13 @@ static __always_inline bool madvise_keeps_vmas(__u64 advice)
 	}
 }
 
+/* Did the call in progress on t change any of its process's counters? */
+static __always_inline bool call_moved_rss(const struct mw_thread *t)
+{
+	_Static_assert(MW_NR_MEMBERS == 4, "call_moved_rss() looks at four counters");
+	return t->sys_rss[0] || t->sys_rss[1] || t->sys_rss[2] || t->sys_rss[3];
+}
+
 /*
  * A call whose VMAs could not be read (its mm locked): its range is read
  * at the process's next event (rewalk()).  If such a read was owed already
@@ -297,8 +304,7 @@ static __always_inline bool late_fold(struct mw_proc *p, struct mw_thread *t,
 	if (!owed || rec->nr_vmas ||
 	    !(op == MW_OP_MPROTECT || op == MW_OP_MADVISE || op == MW_OP_MLOCK ||
 	      op == MW_OP_MSEAL) ||
-	    t->sys_rss[0] || t->sys_rss[1] || t->sys_rss[2] || t->sys_rss[3] ||
-	    bpf_ktime_get_ns() - p->late_told >= MW_LATE_FOLD_NS)
+	    call_moved_rss(t) || bpf_ktime_get_ns() - p->late_told >= MW_LATE_FOLD_NS)
 		return false;
 	mw_add(&p->late_folded, 1);
 	return true;
@@ -487,8 +493,7 @@ static __always_inline void sys_exit_record(void *ctx, __s64 ret, struct task_st
 	 * half its calls; a populate of pages already there, a free of pages
 	 * never touched): counted above, and its record would change nothing
 	 * in the loader's table.  Failed or not: none was changed. */
-	if (op == MW_OP_MADVISE && madvise_keeps_vmas(t->sys_args[2]) && !t->sys_rss[0] &&
-	    !t->sys_rss[1] && !t->sys_rss[2] && !t->sys_rss[3])
+	if (op == MW_OP_MADVISE && madvise_keeps_vmas(t->sys_args[2]) && !call_moved_rss(t))
 		return;
 	sc = scratch_get(0);
 	if (!sc)

@@ -65,12 +65,17 @@ struct {
 	__type(value, __u8);
 } stack_seen SEC(".maps");
 
+/* The user registers of mw_task_pt_regs(): on x86 plain loads of its BTF
+ * pointer (MW_LD: a probe read on the compat object), where each probe
+ * read was a helper call; arm64 reads them as syscall_args() does. */
 #if defined(__TARGET_ARCH_arm64)
 #define MW_REG_IP(regs)	BPF_CORE_READ(regs, pc)
 #define MW_REG_FP(regs)	BPF_CORE_READ(regs, regs[29])
+#define MW_REG_SP(regs)	BPF_CORE_READ(regs, sp)
 #else
-#define MW_REG_IP(regs)	BPF_CORE_READ(regs, ip)
-#define MW_REG_FP(regs)	BPF_CORE_READ(regs, bp)
+#define MW_REG_IP(regs)	MW_LD(regs, ip)
+#define MW_REG_FP(regs)	MW_LD(regs, bp)
+#define MW_REG_SP(regs)	MW_LD(regs, sp)
 #endif
 
 static __always_inline __u64 site_mix(__u64 h, __u64 v)
@@ -80,77 +85,6 @@ static __always_inline __u64 site_mix(__u64 h, __u64 v)
 	h *= 0xbf58476d1ce4e5b9ULL;
 	return h ^ (h >> 32);
 }
-
-/*
- * rec's site_class and, where the loader has a recipe for the class, its
- * site.  Nothing (0) until the thread's stack end is known, from its first
- * copy: the distance to it is part of the class.
- */
-static __always_inline void stack_site(struct task_struct *task, struct pt_regs *regs,
-				       struct mw_thread *t, struct mw_stack_rec *rec)
-{
-	struct mw_stack_recipe *r;
-	__u64 sp, fp, depth, h, w;
-	__u32 n;
-
-	if (!regs || !t->stk_end)
-		return;
-	sp = BPF_CORE_READ(regs, sp);
-	if (sp < t->stk_lo || sp >= t->stk_end)
-		return;
-	depth = t->stk_end - sp;
-	fp = MW_REG_FP(regs) - sp;
-	/* The address space: its stack's start differs at each exec. */
-	h = site_mix(MW_LD(task_mm(task), start_stack), current_tgid());
-	h = site_mix(h, MW_REG_IP(regs));
-	h = site_mix(h, depth);
-	/* A frame pointer (a chain the unwinder may follow) as where it is
-	 * on the stack; another value is no frame pointer. */
-	h = site_mix(h, fp < depth ? fp : ~0ULL);
-#if defined(__TARGET_ARCH_arm64)
-	h = site_mix(h, BPF_CORE_READ(regs, regs[30]));	/* a leaf's caller */
-#endif
-	rec->site_class = h ? h : 1;
-	r = bpf_map_lookup_elem(&stack_recipes, &rec->site_class);
-	if (!r)
-		return;
-	n = r->n;
-	for (int i = 0; i < MW_STACK_RECIPE_MAX; i++) {
-		if (i >= n)
-			break;
-		if (bpf_probe_read_user(&w, sizeof(w),
-					(void *)(sp + (r->off[i] & (MW_STACK_COPY_MAX - 1)))))
-			return;
-		h = site_mix(h, w);
-	}
-	rec->site = h ? h : 1;
-}
-
-/* The caller of a frameless leaf: the return address the call pushed (x86)
- * or the link register (arm64). */
-static __always_inline __u64 leaf_caller(struct pt_regs *regs)
-{
-	__u64 word = 0;
-
-	if (!regs)
-		return 0;
-#if defined(__TARGET_ARCH_arm64)
-	word = BPF_CORE_READ(regs, regs[30]);
-#else
-	bpf_probe_read_user(&word, sizeof(word), (void *)BPF_CORE_READ(regs, sp));
-#endif
-	return word;
-}
-
-/*
- * A stack copy that fails part-way is cut back to what can be read, found
- * by bisection over lengths that end on a boundary of 4 KiB, the smallest
- * page any architecture has: pages of 16 or 64 KiB end on such a boundary
- * too.  A constant, not page_shift: with a shift the verifier only knows
- * from .rodata, clang's code for the clamp below loses the bound on 6.1.
- */
-#define MW_COPY_GRANULE_SHIFT	12
-#define MW_COPY_GRANULE		(1U << MW_COPY_GRANULE_SHIFT)
 
 /*
  * Read n bytes of user stack at sp into copy[] (n at most
@@ -168,6 +102,99 @@ static __always_inline bool copy_read(struct mw_stack_rec *rec, __u32 len, __u64
 		     : [max] "i"(MW_STACK_COPY_MAX));
 	return bpf_probe_read_user(rec->copy, n, (void *)sp) == 0;
 }
+
+/*
+ * rec's site_class and, where the loader has a recipe for the class, its
+ * site.  Nothing (0) until the thread's stack end is known, from its first
+ * copy: the distance to it is part of the class.
+ *
+ * The recipe's words come from one read of the stack, from the stack
+ * pointer to its last word (sitecache.c sorts them), into copy[]: a
+ * probe read costs about as much for 8 bytes as for a few KiB, and the
+ * recipes of map churn's sites hold 5 to 16 words over 0.4 to 5.6 KiB.
+ * A word the read did not cover (it failed: a page gone since; or a
+ * recipe not in order) is read on its own, as before.  Returns true when
+ * copy[] holds the stack from its pointer on.
+ */
+static __always_inline bool stack_site(struct task_struct *task, struct pt_regs *regs,
+				       struct mw_thread *t, struct mw_stack_rec *rec)
+{
+	struct mw_stack_recipe *r;
+	__u64 sp, fp, depth, h, w, span = 0;
+	bool block = false;
+	__u32 n, o;
+
+	if (!regs || !t->stk_end)
+		return false;
+	sp = MW_REG_SP(regs);
+	if (sp < t->stk_lo || sp >= t->stk_end)
+		return false;
+	depth = t->stk_end - sp;
+	fp = MW_REG_FP(regs) - sp;
+	/* The address space: its stack's start differs at each exec. */
+	h = site_mix(MW_LD(task_mm(task), start_stack), current_tgid());
+	h = site_mix(h, MW_REG_IP(regs));
+	h = site_mix(h, depth);
+	/* A frame pointer (a chain the unwinder may follow) as where it is
+	 * on the stack; another value is no frame pointer. */
+	h = site_mix(h, fp < depth ? fp : ~0ULL);
+#if defined(__TARGET_ARCH_arm64)
+	h = site_mix(h, BPF_CORE_READ(regs, regs[30]));	/* a leaf's caller */
+#endif
+	rec->site_class = h ? h : 1;
+	r = bpf_map_lookup_elem(&stack_recipes, &rec->site_class);
+	if (!r)
+		return false;
+	n = r->n;
+	if (n) {
+		span = (__u64)r->off[(n - 1) & (MW_STACK_RECIPE_MAX - 1)] + sizeof(w);
+		block = span <= MW_STACK_COPY_MAX && copy_read(rec, span, sp);
+	}
+	for (int i = 0; i < MW_STACK_RECIPE_MAX; i++) {
+		if (i >= n)
+			break;
+		o = r->off[i];
+		if (block && !(o & (sizeof(w) - 1)) && o + sizeof(w) <= span)
+			w = *(__u64 *)(rec->copy + (o & (MW_STACK_COPY_MAX - sizeof(w))));
+		else if (bpf_probe_read_user(&w, sizeof(w),
+					     (void *)(sp + (o & (MW_STACK_COPY_MAX - 1)))))
+			return block;
+		h = site_mix(h, w);
+	}
+	rec->site = h ? h : 1;
+	return block;
+}
+
+/* The caller of a frameless leaf: the return address the call pushed (x86),
+ * from copy[] when it holds the stack from its pointer on, or the link
+ * register (arm64). */
+static __always_inline __u64 leaf_caller(struct pt_regs *regs, const struct mw_stack_rec *rec,
+					 bool copied)
+{
+	__u64 word = 0;
+
+	if (!regs)
+		return 0;
+#if defined(__TARGET_ARCH_arm64)
+	word = BPF_CORE_READ(regs, regs[30]);
+#else
+	if (copied)
+		word = *(const __u64 *)rec->copy;
+	else
+		bpf_probe_read_user(&word, sizeof(word), (void *)MW_REG_SP(regs));
+#endif
+	return word;
+}
+
+/*
+ * A stack copy that fails part-way is cut back to what can be read, found
+ * by bisection over lengths that end on a boundary of 4 KiB, the smallest
+ * page any architecture has: pages of 16 or 64 KiB end on such a boundary
+ * too.  A constant, not page_shift: with a shift the verifier only knows
+ * from .rodata, clang's code for the clamp below loses the bound on 6.1.
+ */
+#define MW_COPY_GRANULE_SHIFT	12
+#define MW_COPY_GRANULE		(1U << MW_COPY_GRANULE_SHIFT)
 
 /*
  * --stack-bytes: the user registers and the stack above the stack pointer,
@@ -197,7 +224,7 @@ static __always_inline __u32 stack_copy(struct task_struct *task, struct pt_regs
 		sz = sizeof(rec->regs);
 	if (bpf_probe_read_kernel(rec->regs, sz, regs) == 0)
 		flags |= MW_COPY_REGS;
-	sp = BPF_CORE_READ(regs, sp);
+	sp = MW_REG_SP(regs);
 	rec->copy_sp = sp;
 	if (t->stk_end && sp >= t->stk_lo && sp < t->stk_end) {
 		base = t->stk_lo;
@@ -276,6 +303,7 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct mw_stack_rec *rec = bpf_map_lookup_elem(&stack_buf, &cpu);
 	struct pt_regs *regs;
+	bool copied;
 	__u64 size;
 	long n;
 
@@ -295,11 +323,10 @@ static __noinline int emit_stack(void *ctx, struct mw_proc *p, struct mw_thread 
 		n = bpf_get_stack(ctx, rec->ips, sizeof(rec->ips), BPF_F_USER_STACK);
 		rec->nr = n > 0 ? n / sizeof(__u64) : 0;
 	}
-	rec->sp_word = leaf_caller(regs);
 	rec->site_class = rec->site = 0;
 	rec->site_hit = 0;
-	if (stack_bytes && stack_cache)
-		stack_site(task, regs, t, rec);
+	copied = stack_bytes && stack_cache && stack_site(task, regs, t, rec);
+	rec->sp_word = leaf_caller(regs, rec, copied);
 	if (stack_bytes && !(rec->site && bpf_map_lookup_elem(&stack_seen, &rec->site))) {
 		/* The whole of ips[], then the copy. */
 		size = offsetof(struct mw_stack_rec, copy) + stack_copy(task, regs, rec, t);

@@ -114,10 +114,12 @@ static __always_inline bool copy_read(struct mw_stack_rec *rec, __u32 len, __u64
  * recipes of map churn's sites hold 5 to 16 words over 0.4 to 5.6 KiB.
  * A word the read did not cover (it failed: a page gone since; or a
  * recipe not in order) is read on its own, as before.  Returns true when
- * copy[] holds the stack from its pointer on.
+ * copy[] holds the stack from its pointer on.  A subprogram: inlined, its
+ * locals took 6.1's combined stack of sys_exit_tp -> emit_stack -> py_stack
+ * -> py_name to 544 bytes on arm64 (at most 512).
  */
-static __always_inline bool stack_site(struct task_struct *task, struct pt_regs *regs,
-				       struct mw_thread *t, struct mw_stack_rec *rec)
+static __noinline bool stack_site(struct task_struct *task, struct pt_regs *regs,
+				  struct mw_thread *t, struct mw_stack_rec *rec)
 {
 	struct mw_stack_recipe *r;
 	__u64 sp, fp, depth, h, w, span = 0;

@@ -156,6 +156,9 @@ static __noinline bool stack_site(struct task_struct *task, struct pt_regs *regs
 		if (i >= n)
 			break;
 		o = r->off[i];
+		/* From copy[] where the read covered it: an aligned word (a
+		 * return address, a saved register), so the mask that bounds
+		 * it for the verifier leaves it as it is. */
 		if (block && !(o & (sizeof(w) - 1)) && o + sizeof(w) <= span)
 			w = *(__u64 *)(rec->copy + (o & (MW_STACK_COPY_MAX - sizeof(w))));
 		else if (bpf_probe_read_user(&w, sizeof(w),
